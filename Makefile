@@ -1,0 +1,48 @@
+# pmux-widget: the two commands of the README, plus the long-running suites.
+#   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
+#   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
+#   make bench   the performance budgets (benchmarks/)
+#   make stress  the long reliability runs
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip
+STAMP   := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint js bench stress clean install
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e ".[test,demo]"
+	touch $(STAMP)
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+install: $(STAMP) node_modules/.package-lock.json
+
+js: node_modules/.package-lock.json
+	npm run --silent build
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check pmux_widget tests benchmarks
+	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks
+
+test: install js lint
+	npm run --silent typecheck
+	npm test --silent
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+demo: install js
+	$(PY) -m pmux_widget.demo
+
+bench: install js
+	$(PY) -m benchmarks
+
+stress: install js
+	$(VENV)/bin/pytest -m stress tests/stress $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) node_modules pmux_widget/static .demo .pytest_cache .ruff_cache
