@@ -1,0 +1,777 @@
+"""The tracker, one test per row of DESIGN.md's tables, plus the seed's known failures.
+
+Each test is named after the row it checks. Times are small integers (ms) so the arithmetic of
+each rule is visible; ``NOW`` is far enough from zero that the boot window has passed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pmux_widget import signals as s
+from pmux_widget.model import Session, State, TmuxLocation, Tokens
+from pmux_widget.tracker import (
+    BOOT_WINDOW_MS,
+    COMPACTING_TIMEOUT_MS,
+    STALE_BUSY_MS,
+    UNKNOWN_TIMEOUT_MS,
+    reduce,
+)
+
+SID = "5f0c3a2e-8d41-4b7a-9c6e-2b1d7e9f4a10"
+NEW_SID = "9c1d2e3f-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
+CWD = "/home/dev/projects/acme-api"
+
+
+class Run:
+    """Feeds signals one by one and keeps the fleet and every change, like the hub does."""
+
+    def __init__(self, fleet: dict[str, Session] | None = None, now: int = 100_000) -> None:
+        self.fleet: dict[str, Session] = dict(fleet or {})
+        self.now = now
+        self.changes: list = []
+
+    def __call__(self, signal: s.Signal, now: int | None = None):
+        if now is not None:
+            self.now = now
+        step = reduce(self.fleet, signal, self.now)
+        self.fleet = step.sessions
+        self.changes.extend(step.changes)
+        return step
+
+    def hook(self, event: str, at: int | None = None, live: bool = True, **fields):
+        """Send a hook built from a raw payload, as the hub would after parsing it."""
+        payload = {"session_id": fields.pop("session_id", SID), "hook_event_name": event}
+        payload.setdefault("cwd", CWD)
+        payload.update(fields)
+        pid = payload.pop("pid", None)
+        pane = payload.pop("pane", None)
+        signal = s.parse_hook(
+            payload, at=self.now if at is None else at, live=live, pid=pid, pane=pane
+        )
+        assert not isinstance(signal, s.Invalid), signal
+        return self(signal)
+
+    def pid(
+        self,
+        status: str | None,
+        at: int,
+        session_id: str = SID,
+        pid: int = 4242,
+        live: bool = True,
+        waiting_for: str | None = None,
+    ):
+        record = s.PidRecord(
+            pid=pid,
+            session_id=session_id,
+            cwd=CWD,
+            started_at=1,
+            status=status,
+            waiting_for=waiting_for,
+            status_updated_at=at,
+        )
+        return self(s.PidFile(at=at, live=live, record=record))
+
+    @property
+    def session(self) -> Session:
+        return self.fleet[SID]
+
+    @property
+    def state(self) -> State:
+        return self.fleet[SID].state
+
+    def notifications(self):
+        return [c.notification for c in self.changes if c.notification]
+
+
+@pytest.fixture
+def run() -> Run:
+    return Run()
+
+
+def busy_run(now: int = 100_000) -> Run:
+    run = Run(now=now)
+    run.hook("SessionStart", at=now - 1000, source="startup")
+    run.hook("UserPromptSubmit", at=now - 900, prompt="fix the tests")
+    assert run.state is State.BUSY
+    return run
+
+
+# ----------------------------------------------------------------------- hook events table
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear"])
+def test_sessionstart_startup_resume_clear_goes_idle(source):
+    run = busy_run()
+    run.hook("SessionStart", at=run.now, source=source, pid=4242, pane="%3")
+    assert run.state is State.IDLE
+    assert run.session.running is True
+    assert run.session.pid == 4242
+    assert run.session.source == "hook:SessionStart"
+
+
+def test_sessionstart_clear_retires_previous_session_of_that_process(run):
+    run.hook("SessionStart", at=1, source="startup", pid=4242)
+    run.hook("Stop", at=2)
+    run.hook("SessionEnd", at=3, reason="clear", pid=4242)
+    assert run.session.ended is False  # the id is about to change, nothing moves yet
+    run.hook("SessionStart", at=4, source="clear", pid=4242, session_id=NEW_SID)
+    old, new = run.fleet[SID], run.fleet[NEW_SID]
+    assert (old.ended, old.running, old.state, old.source) == (True, False, State.IDLE, "retired")
+    assert (new.ended, new.running, new.state) == (False, True, State.IDLE)
+    assert run.notifications() == [run.changes[1].notification]  # only the Stop notified
+
+
+def test_sessionstart_clear_retires_by_pane_when_pid_unknown(run):
+    run(s.Locate(at=0, session_id=SID))  # unknown session: ignored
+    run.hook("SessionStart", at=1, source="startup")
+    run.fleet[SID] = run.session.replace(tmux=TmuxLocation("work", "1", "%3"))
+    run.hook("SessionStart", at=2, source="clear", pane="%3", session_id=NEW_SID)
+    assert run.fleet[SID].ended is True
+
+
+def test_sessionstart_startup_in_same_pane_does_not_retire_a_nested_session(run):
+    """A `claude -p` run inside a session's Bash tool shares $TMUX_PANE, not the pid."""
+    run.hook("SessionStart", at=1, source="startup", pid=10, pane="%3")
+    run.hook("SessionStart", at=2, source="startup", pid=11, pane="%3", session_id=NEW_SID)
+    assert run.fleet[SID].ended is False
+
+
+def test_sessionstart_compact_leaves_state_unchanged():
+    run = busy_run()
+    run.hook("PreCompact", trigger="auto")
+    run.hook("SessionStart", source="compact", model="claude-sonnet-4-5")
+    assert run.state is State.BUSY
+    assert run.session.model == "claude-sonnet-4-5"
+
+
+def test_userpromptsubmit_goes_busy_sets_prompt_and_clears_error(run):
+    run.hook("StopFailure", at=1, error="rate_limit")
+    assert run.session.error == "rate_limit"
+    run.hook("UserPromptSubmit", at=2, prompt="  try\nagain  ")
+    assert run.state is State.BUSY
+    assert run.session.last_prompt == "try again"
+    assert run.session.error is None
+
+
+@pytest.mark.parametrize("start", [State.IDLE, State.UNKNOWN])
+def test_pretooluse_from_idle_or_unknown_goes_busy(start):
+    run = Run({SID: Session(SID, state=start)})
+    run.hook("PreToolUse", tool_name="Bash", tool_input={"command": "pytest -q\necho done"})
+    assert run.state is State.BUSY
+    assert (run.session.current_tool, run.session.tool_summary) == ("Bash", "$ pytest -q")
+
+
+@pytest.mark.parametrize("start", [State.BUSY, State.NEEDS_INPUT, State.REVIEW])
+def test_pretooluse_otherwise_leaves_state_unchanged(start):
+    run = Run({SID: Session(SID, state=start)})
+    run.hook("PreToolUse", tool_name="Read", tool_input={"file_path": "/a/b.py"})
+    assert run.state is start
+    assert run.session.tool_summary == "Read /a/b.py"
+
+
+def test_permissionrequest_goes_needs_input_with_what_is_asked():
+    run = busy_run()
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "rm -rf build"})
+    assert run.state is State.NEEDS_INPUT
+    assert run.session.tool_summary == "$ rm -rf build"
+    [note] = run.notifications()
+    assert note.state is State.NEEDS_INPUT and "rm -rf build" in note.body
+
+
+@pytest.mark.parametrize("kind", ["permission_prompt", "worker_permission_prompt", None])
+def test_notification_permission_kinds_go_needs_input(kind):
+    run = busy_run()
+    fields = {"message": "Claude needs your permission"}
+    if kind:
+        fields["notification_type"] = kind
+    run.hook("Notification", **fields)
+    assert run.state is State.NEEDS_INPUT
+
+
+@pytest.mark.parametrize(
+    "kind", ["idle_prompt", "auth_success", "elicitation_dialog", "elicitation_complete", "x"]
+)
+def test_notification_other_types_change_nothing(kind):
+    run = busy_run()
+    before = run.session
+    run.hook("Notification", notification_type=kind, message="Claude is waiting for your input")
+    assert run.state is State.BUSY
+    assert run.session.replace(last_hook_at=0, active_at=0) == before.replace(
+        last_hook_at=0, active_at=0
+    )
+
+
+@pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
+def test_posttooluse_needs_input_goes_busy_and_clears_tool(event):
+    run = busy_run()
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "make"})
+    run.hook(event, tool_name="Bash")
+    assert run.state is State.BUSY
+    assert run.session.current_tool is None and run.session.tool_summary is None
+
+
+@pytest.mark.parametrize("start", [State.IDLE, State.REVIEW, State.BUSY])
+@pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
+def test_posttooluse_otherwise_unchanged(start, event):
+    run = Run({SID: Session(SID, state=start)})
+    run.hook(event, tool_name="Bash")
+    assert run.state is start
+
+
+def test_stop_goes_review_with_last_assistant_message():
+    run = busy_run()
+    run.hook("Stop", last_assistant_message="All 12 auth tests pass.")
+    assert run.state is State.REVIEW
+    assert run.session.last_assistant == "All 12 auth tests pass."
+    [note] = run.notifications()
+    assert note.state is State.REVIEW and note.body == "All 12 auth tests pass."
+
+
+def test_stopfailure_goes_review_with_error():
+    run = busy_run()
+    run.hook(
+        "StopFailure",
+        error="rate_limit",
+        error_details="429 rate_limit_error",
+        last_assistant_message="API Error: Rate limit reached",
+    )
+    assert run.state is State.REVIEW
+    assert run.session.error == "rate_limit"
+    assert run.session.error_detail == "429 rate_limit_error"
+    assert run.session.last_assistant is None  # an error is not an answer
+    [note] = run.notifications()
+    assert "rate_limit" in note.title
+
+
+def test_precompact_postcompact_toggle_compacting_state_unchanged():
+    run = busy_run()
+    run.hook("PreCompact", trigger="auto")
+    assert run.session.compacting is True and run.state is State.BUSY
+    run.hook("PostCompact", trigger="auto")
+    assert run.session.compacting is False and run.state is State.BUSY
+
+
+def test_compacting_cleared_after_5_minutes_without_postcompact():
+    run = busy_run()
+    run.hook("PreCompact", at=run.now, trigger="manual")
+    run(s.PollTick(at=0, alive={SID: True}), now=run.now + COMPACTING_TIMEOUT_MS)
+    assert run.session.compacting is True  # exactly 5 min: not yet
+    run(s.PollTick(at=0, alive={SID: True}), now=run.now + 1)
+    assert run.session.compacting is False
+    assert run.state is State.BUSY
+
+
+def test_subagentstart_subagentstop_count_never_below_zero():
+    run = busy_run()
+    run.hook("SubagentStart", agent_id="a1", agent_type="general-purpose")
+    run.hook("SubagentStart", agent_id="a2", agent_type="general-purpose")
+    assert run.session.subagents == 2
+    for _ in range(3):
+        run.hook("SubagentStop", agent_id="a1")
+    assert run.session.subagents == 0
+    assert run.state is State.BUSY
+
+
+@pytest.mark.parametrize("reason", ["clear", "resume"])
+def test_sessionend_clear_resume_leaves_state_unchanged(reason):
+    run = busy_run()
+    run.hook("Stop")
+    run.hook("SessionEnd", reason=reason)
+    assert run.state is State.REVIEW
+    assert run.session.running is True and run.session.ended is False
+
+
+@pytest.mark.parametrize("reason", ["prompt_input_exit", "other", "logout", "bypass_x"])
+def test_sessionend_other_reasons_go_idle_not_running(reason):
+    run = busy_run()
+    run.hook("SessionEnd", reason=reason)
+    assert run.state is State.IDLE
+    assert run.session.running is False and run.session.ended is True
+
+
+def test_subagent_events_never_end_the_parents_turn():
+    run = busy_run()
+    run.hook("PreToolUse", tool_name="Agent", tool_input={"description": "find calls"})
+    run.hook("SubagentStart", agent_id="a7", agent_type="general-purpose")
+    run.hook("PreToolUse", agent_id="a7", tool_name="Grep", tool_input={"pattern": "x"})
+    assert run.session.current_tool == "Agent"  # a sub-agent's tool is not the main tool
+    run.hook("Stop", agent_id="a7", last_assistant_message="sub-agent done")
+    run.hook("StopFailure", agent_id="a7", error="overloaded")
+    run.hook("SubagentStop", agent_id="a7")
+    assert run.state is State.BUSY
+    assert run.session.last_assistant is None
+    run.hook("Stop", last_assistant_message="parent done")
+    assert run.state is State.REVIEW
+
+
+def test_subagent_permission_request_still_needs_input():
+    run = busy_run()
+    run.hook("PermissionRequest", agent_id="a7", tool_name="Bash", tool_input={"command": "rm x"})
+    assert run.state is State.NEEDS_INPUT
+
+
+def test_unknown_hook_event_is_proof_of_life_only():
+    run = busy_run()
+    run.hook("CwdChanged", old_cwd="/a", new_cwd="/b")
+    assert run.state is State.BUSY
+
+
+# ---------------------------------------------------------------------- other signals table
+
+
+def test_transcript_interrupt_newer_than_last_hook_busy_goes_idle():
+    run = busy_run()
+    run(s.TranscriptInterrupt(at=run.now + 5, session_id=SID))
+    assert run.state is State.IDLE
+    assert run.session.source == "transcript:interrupt"
+    assert run.notifications() == []
+
+
+def test_transcript_interrupt_needs_input_goes_idle():
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash")
+    run(s.TranscriptInterrupt(at=run.now + 5, session_id=SID))
+    assert run.state is State.IDLE
+
+
+def test_transcript_interrupt_older_than_a_later_hook_loses():
+    run = busy_run()
+    run(s.TranscriptInterrupt(at=run.now - 950, session_id=SID))  # before the prompt at -900
+    assert run.state is State.BUSY
+
+
+def test_transcript_interrupt_same_marker_never_fires_twice():
+    run = busy_run()
+    marker = s.TranscriptInterrupt(at=run.now + 5, session_id=SID)
+    run(marker)
+    run.hook("UserPromptSubmit", at=run.now + 10)
+    run(marker)  # re-read (e.g. a rescan): must not idle the new turn
+    assert run.state is State.BUSY
+
+
+def test_transcript_interrupt_leaves_review_and_idle_alone():
+    run = busy_run()
+    run.hook("Stop", at=run.now)
+    run(s.TranscriptInterrupt(at=run.now + 5, session_id=SID))
+    assert run.state is State.REVIEW
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        (["busy"], [State.BUSY]),
+        (["busy", "waiting"], [State.BUSY, State.NEEDS_INPUT]),
+        (
+            ["busy", "waiting", "busy", "idle"],
+            [State.BUSY, State.NEEDS_INPUT, State.BUSY, State.REVIEW],
+        ),
+        (["busy", "idle"], [State.BUSY, State.REVIEW]),
+        (["busy", "shell"], [State.BUSY, State.IDLE]),
+        (["idle"], [State.IDLE]),
+        (["busy", "waiting", "idle"], [State.BUSY, State.NEEDS_INPUT, State.IDLE]),
+    ],
+)
+def test_pid_status_drives_a_session_without_hooks(statuses, expected):
+    run = Run()
+    seen = []
+    for i, status in enumerate(statuses, start=1):
+        run.pid(status, at=i * 10)
+        seen.append(run.state)
+    assert seen == expected
+    assert run.session.running is True and run.session.pid == 4242
+    assert all(n.state in (State.NEEDS_INPUT, State.REVIEW) for n in run.notifications())
+
+
+def test_pid_idle_after_busy_with_interrupt_marker_goes_idle():
+    run = Run()
+    run.pid("busy", at=10)
+    run(s.TranscriptUpdate(at=15, session_id=SID, ending="interrupt"))
+    run.pid("idle", at=20)
+    assert run.state is State.IDLE
+
+
+def test_pid_status_ignored_once_hooks_arrived():
+    run = busy_run()
+    run.hook("Stop", at=run.now)
+    run.pid("busy", at=run.now + 10)
+    assert run.state is State.REVIEW
+    run.pid("idle", at=run.now + 20)
+    assert run.state is State.REVIEW
+
+
+@pytest.mark.parametrize(("status", "expected"), [("busy", State.BUSY), ("idle", State.IDLE)])
+def test_pid_status_leaves_waiting_while_needs_input(status, expected):
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash")
+    run.pid("waiting", at=run.now + 5, waiting_for="permission prompt")
+    assert run.state is State.NEEDS_INPUT
+    run.pid(status, at=run.now + 900)
+    assert run.state is expected
+    assert run.session.source == f"pid:{status}"
+
+
+def test_pid_status_older_than_permission_request_does_not_clear_it():
+    run = busy_run()
+    run.pid("busy", at=run.now - 800)  # written before the dialog
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash")
+    run.pid("busy", at=run.now - 800)  # the same old status, re-read
+    assert run.state is State.NEEDS_INPUT
+
+
+def test_notification_sent_before_pid_reported_approval_does_not_bring_needs_input_back():
+    """DESIGN.md: signals ordered by when they happened, not when they arrived."""
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 5)
+    run.pid("busy", at=t + 6000)  # approved
+    run.hook("Notification", at=t + 5990, notification_type="permission_prompt")
+    assert run.state is State.BUSY
+
+
+def test_pid_waiting_for_hooked_session_goes_needs_input():
+    """An extension: any dialog (elicitation, plan approval) the PID file reports."""
+    run = busy_run()
+    run.pid("waiting", at=run.now + 5, waiting_for="dialog open")
+    assert run.state is State.NEEDS_INPUT
+    assert run.session.waiting_for == "dialog open"
+
+
+def test_process_gone_confirmed_twice_goes_idle_silently():
+    run = busy_run(now=100_000)
+    run.pid("busy", at=run.now)
+    gone = s.ProcessGone(at=run.now, session_id=SID, pid=4242)
+    run.now += BOOT_WINDOW_MS
+    run(gone)
+    assert run.session.running is True  # one check is not enough
+    run(gone)
+    assert run.session.running is False and run.state is State.IDLE
+    assert run.session.source == "process:gone"
+    assert run.notifications() == []
+
+
+def test_process_gone_keeps_review():
+    run = busy_run()
+    run.pid("busy", at=run.now)
+    run.hook("Stop", at=run.now + 1)
+    run.now += BOOT_WINDOW_MS
+    for _ in range(2):
+        run(s.ProcessGone(at=run.now, session_id=SID, pid=4242))
+    assert run.session.running is False and run.state is State.REVIEW
+
+
+def test_process_gone_not_within_5s_of_session_start():
+    run = Run(now=50_000)
+    run.pid("busy", at=50_000)
+    for _ in range(3):
+        run(s.ProcessGone(at=50_000, session_id=SID, pid=4242), now=50_000 + BOOT_WINDOW_MS - 1)
+    assert run.session.running is True
+    for _ in range(2):
+        run(s.ProcessGone(at=50_000, session_id=SID, pid=4242), now=50_000 + BOOT_WINDOW_MS)
+    assert run.session.running is False
+
+
+def test_process_gone_never_declared_for_a_never_identified_process():
+    run = busy_run()
+    run.now += BOOT_WINDOW_MS
+    for _ in range(3):
+        run(s.PollTick(at=run.now, alive={SID: False}))
+    assert run.session.running is True and run.state is State.BUSY
+
+
+def test_process_gone_check_reset_by_a_live_finding():
+    run = busy_run()
+    run.pid("busy", at=run.now)
+    run.now += BOOT_WINDOW_MS
+    run(s.PollTick(at=run.now, alive={SID: False}))
+    run(s.PollTick(at=run.now, alive={SID: True}))
+    run(s.PollTick(at=run.now, alive={SID: False}))
+    assert run.session.running is True
+    run(s.PollTick(at=run.now, alive={SID: False}))
+    assert run.session.running is False  # two in a row
+
+
+def test_poll_busy_over_10_minutes_without_live_process_goes_idle_silently():
+    run = busy_run()
+    t = run.session.active_at
+    run(s.PollTick(at=0, alive={}), now=t + STALE_BUSY_MS)
+    assert run.state is State.BUSY
+    run(s.PollTick(at=0, alive={SID: True}), now=t + STALE_BUSY_MS + 1)
+    assert run.state is State.BUSY  # the process lives: a long turn, not a stuck one
+    run(s.PollTick(at=0, alive={}), now=t + STALE_BUSY_MS + 1)
+    assert run.state is State.IDLE and run.session.source == "poll:stale-busy"
+    assert run.notifications() == []
+
+
+def test_dismiss_review_goes_idle():
+    run = busy_run()
+    run.hook("Stop")
+    run(s.Dismiss(at=run.now, session_id=SID))
+    assert run.state is State.IDLE and run.session.source == "user:dismiss"
+
+
+@pytest.mark.parametrize("start", [State.BUSY, State.NEEDS_INPUT, State.IDLE, State.UNKNOWN])
+def test_dismiss_other_states_unchanged(start):
+    run = Run({SID: Session(SID, state=start)})
+    run(s.Dismiss(at=1, session_id=SID))
+    assert run.state is start
+
+
+# --------------------------------------------------------------------- restart recovery
+
+
+def restarted(state: State, **fields) -> Run:
+    persisted = Session(SID, state=state, running=True, pid=4242, state_since=10, **fields)
+    run = Run(now=500_000)
+    run(s.HubRestart(at=500_000, sessions=(persisted,)))
+    return run
+
+
+def test_restart_persisted_busy_becomes_unknown_silently():
+    run = restarted(State.BUSY)
+    assert run.state is State.UNKNOWN and run.session.source == "restart"
+    assert run.notifications() == []
+
+
+@pytest.mark.parametrize("state", [State.IDLE, State.NEEDS_INPUT, State.REVIEW])
+def test_restart_idle_needs_input_review_restored_as_they_were(state):
+    run = restarted(state)
+    assert run.state is state and run.session.state_since == 10
+
+
+def test_recovery_step1_spooled_hooks_replayed_first_decide():
+    run = restarted(State.BUSY)
+    run.hook("Stop", at=400_000, live=False)
+    run(s.Recover(at=run.now, session_id=SID, process_running=False))
+    assert run.state is State.REVIEW  # the replayed Stop decided; recovery left it
+    assert run.notifications() == []
+
+
+def test_recovery_step2_process_not_running_goes_idle():
+    run = restarted(State.BUSY)
+    run(
+        s.Recover(
+            at=run.now,
+            session_id=SID,
+            process_running=False,
+            pid_status="busy",
+            transcript_ending="clean",
+        )
+    )
+    assert run.state is State.IDLE and run.session.running is False
+
+
+@pytest.mark.parametrize(
+    ("status", "ending", "expected"),
+    [
+        ("busy", None, State.BUSY),
+        ("waiting", None, State.NEEDS_INPUT),
+        ("idle", None, State.REVIEW),
+        ("idle", "interrupt", State.IDLE),
+        ("shell", None, State.IDLE),
+    ],
+)
+def test_recovery_step3_pid_file_status_decides(status, ending, expected):
+    run = restarted(State.BUSY)
+    run(
+        s.Recover(
+            at=run.now,
+            session_id=SID,
+            process_running=True,
+            pid_status=status,
+            transcript_ending=ending,
+        )
+    )
+    assert run.state is expected
+    assert run.notifications() == []
+
+
+@pytest.mark.parametrize(
+    ("ending", "expected"), [("clean", State.REVIEW), ("interrupt", State.IDLE)]
+)
+def test_recovery_step4_transcript_ending_decides(ending, expected):
+    run = restarted(State.BUSY)
+    run(s.Recover(at=run.now, session_id=SID, process_running=True, transcript_ending=ending))
+    assert run.state is expected
+    assert run.notifications() == []
+
+
+def test_recovery_step5_otherwise_unknown_at_most_10_minutes():
+    run = restarted(State.BUSY)
+    run(s.Recover(at=run.now, session_id=SID, process_running=None, transcript_ending="open"))
+    assert run.state is State.UNKNOWN
+    run(s.PollTick(at=0, alive={SID: True}), now=run.now + UNKNOWN_TIMEOUT_MS)
+    assert run.state is State.UNKNOWN
+    run(s.PollTick(at=0, alive={SID: True}), now=run.now + 1)
+    assert run.state is State.IDLE and run.session.source == "poll:unknown-timeout"
+    assert run.notifications() == []
+
+
+def test_recovery_does_not_touch_sessions_that_are_not_unknown():
+    run = restarted(State.REVIEW)
+    run(s.Recover(at=run.now, session_id=SID, process_running=True, pid_status="busy"))
+    assert run.state is State.REVIEW
+
+
+def test_replayed_hooks_never_notify():
+    run = Run()
+    run.hook("PermissionRequest", at=1, live=False, tool_name="Bash")
+    run.hook("Stop", at=2, live=False)
+    assert run.state is State.REVIEW
+    assert run.notifications() == []
+
+
+# ------------------------------------------------------------------------- notifications
+
+
+def test_notification_only_on_entry_never_twice_for_same_entry():
+    run = busy_run()
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "a"})
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "b"})
+    run.hook("Notification", notification_type="permission_prompt")
+    assert len(run.notifications()) == 1
+    assert run.session.tool_summary == "$ b"  # the detail was updated
+
+
+def test_notification_again_after_leaving_and_reentering():
+    run = busy_run()
+    run.hook("PermissionRequest", tool_name="Bash")
+    run.hook("PostToolUse", tool_name="Bash")
+    run.hook("PermissionRequest", tool_name="Edit")
+    run.hook("Stop")
+    assert [n.state for n in run.notifications()] == [
+        State.NEEDS_INPUT,
+        State.NEEDS_INPUT,
+        State.REVIEW,
+    ]
+
+
+def test_no_notification_for_poll_dismiss_or_recovery():
+    run = restarted(State.BUSY)
+    run(s.Recover(at=run.now, session_id=SID, process_running=True, transcript_ending="clean"))
+    run(s.Dismiss(at=run.now, session_id=SID))
+    run(s.PollTick(at=0, alive={}), now=run.now + UNKNOWN_TIMEOUT_MS * 2)
+    assert run.notifications() == []
+
+
+# ----------------------------------------------------- where purplemux falls short (seed)
+
+
+def test_seed_gap_1_needs_input_from_permission_request_not_the_late_notification():
+    run = busy_run()
+    run.hook("PreToolUse", tool_name="Bash", tool_input={"command": "rm -r dist"})
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "rm -r dist"})
+    assert run.state is State.NEEDS_INPUT  # at once, not 6-8 s later
+
+
+def test_seed_gap_2_permission_answered_in_terminal_clears_needs_input():
+    run = busy_run()
+    run.hook("PermissionRequest", tool_name="Bash")
+    run.hook("PostToolUse", tool_name="Bash")  # answered in the terminal; the tool ran
+    assert run.state is State.BUSY
+
+
+def test_seed_gap_3_esc_on_permission_prompt_does_not_leave_needs_input():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 10)
+    # Esc: no hook; the PID file goes idle, the transcript gets the tool-use marker.
+    run(s.TranscriptInterrupt(at=t + 500, session_id=SID))
+    run.pid("idle", at=t + 505)
+    assert run.state is State.IDLE
+
+
+def test_seed_gap_3_esc_on_permission_prompt_marker_alone_suffices():
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash")
+    run(s.TranscriptInterrupt(at=run.now + 500, session_id=SID))
+    assert run.state is State.IDLE
+
+
+def test_seed_gap_4_sessionstart_compact_does_not_end_a_busy_turn():
+    run = busy_run()
+    run.hook("PreCompact", trigger="auto")
+    run.hook("SessionStart", source="compact")
+    run.hook("PostCompact", trigger="auto")
+    assert run.state is State.BUSY
+
+
+def test_seed_gap_7_unknown_not_forever_while_claude_is_alive_and_silent():
+    run = restarted(State.BUSY)
+    run(s.PollTick(at=0, alive={SID: True}), now=run.now + UNKNOWN_TIMEOUT_MS + 1)
+    assert run.state is State.IDLE
+
+
+# -------------------------------------------------------------------------- misc rules
+
+
+def test_stale_hook_cannot_undo_newer_state_but_counters_apply():
+    run = busy_run()
+    t = run.now
+    run.hook("Stop", at=t)
+    run.hook("PreToolUse", at=t - 5, tool_name="Bash")
+    run.hook("SubagentStart", at=t - 4, agent_id="a")
+    assert run.state is State.REVIEW
+    assert run.session.current_tool is None
+    assert run.session.subagents == 1
+
+
+def test_stale_hook_does_not_revive_a_retired_session(run):
+    run.hook("SessionStart", at=10, source="startup", pid=7)
+    run.hook("SessionStart", at=20, source="clear", pid=7, session_id=NEW_SID)
+    run.hook("Notification", at=15, notification_type="idle_prompt")
+    assert run.fleet[SID].ended is True
+
+
+def test_zero_install_pid_file_creates_session_and_session_id_change_retires_old():
+    run = Run()
+    run.pid("idle", at=10)
+    assert run.state is State.IDLE and run.session.source == "pid:found"
+    run.pid("idle", at=20, session_id=NEW_SID)  # /clear: the PID file's sessionId changed
+    assert run.fleet[SID].ended is True and run.fleet[NEW_SID].running is True
+
+
+def test_transcript_update_fills_metadata_without_changing_state():
+    run = busy_run()
+    tokens = Tokens(1, 2, 3, 4)
+    run(
+        s.TranscriptUpdate(
+            at=run.now + 1,
+            session_id=SID,
+            model="claude-x",
+            current_tool="Grep",
+            tool_summary='Grep "x"',
+            last_assistant="hi",
+            tokens=tokens,
+            context_tokens=8,
+            ending="open",
+        )
+    )
+    sess = run.session
+    assert sess.state is State.BUSY
+    assert (
+        sess.model,
+        sess.current_tool,
+        sess.last_assistant,
+        sess.tokens,
+        sess.context_tokens,
+    ) == ("claude-x", "Grep", "hi", tokens, 8)
+
+
+def test_transcript_api_error_shown_as_error_until_next_prompt():
+    run = busy_run()
+    run(s.TranscriptUpdate(at=run.now + 1, session_id=SID, api_error="API Error: 529 overloaded"))
+    assert run.session.error == "api_error"
+    assert run.session.error_detail == "API Error: 529 overloaded"
+    run.hook("UserPromptSubmit", at=run.now + 2)
+    assert run.session.error is None
+
+
+def test_input_fleet_is_never_mutated():
+    run = busy_run()
+    snapshot = dict(run.fleet)
+    frozen = {k: v.to_record() for k, v in snapshot.items()}
+    run.hook("Stop")
+    assert {k: v.to_record() for k, v in snapshot.items()} == frozen
