@@ -7,7 +7,7 @@ snapshot handed to a cell, a subscriber or the widget stays valid while the trac
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -247,6 +247,12 @@ class Session:
     def replace(self, **changes: Any) -> Session:
         return dataclasses.replace(self, **changes)
 
+    def dismiss(self) -> None:
+        """Mark this finished session as seen: review → idle, through the running hub."""
+        if _dismiss_handler is None:
+            raise RuntimeError("no pmux-widget hub is running: call pmux_widget.start() first")
+        _dismiss_handler(self.session_id)
+
     def to_json(self) -> dict[str, Any]:
         """The contract's session JSON, exactly its keys, in its order."""
         return {
@@ -290,6 +296,16 @@ class Session:
         known["tmux"] = TmuxLocation.from_json(known.get("tmux"))
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
         return cls(**known)
+
+
+_dismiss_handler: Callable[[str], None] | None = None
+
+
+def set_dismiss_handler(handler: Callable[[str], None] | None) -> None:
+    """Installed by the API when its hub starts, so that data can ask for its own dismissal
+    without this module depending on the hub (data flows one way)."""
+    global _dismiss_handler
+    _dismiss_handler = handler
 
 
 _BOOKKEEPING = tuple(

@@ -1,0 +1,410 @@
+"""The hub: one background thread with its own asyncio loop that owns the tracker's state.
+
+It runs the HTTP server, the file watchers and the poller; every signal is applied here, in
+order, through the pure tracker; the resulting changes go to the store (before a hook is
+answered), to listeners on this thread (the widget, waiters) and to user callbacks on a
+dispatcher thread (a slow callback must never delay a hook).
+
+Why a thread: a Tornado server on the kernel's own loop stalls for the whole duration of a
+blocking cell; on its own thread it answers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import tornado.httpserver
+
+from . import processes
+from ._version import __version__
+from .home import PmuxHome
+from .model import Change, Session, count_states
+from .server import DRAIN_LIMIT, make_app
+from .signals import HookSignal, HubRestart, Invalid, Signal, parse_hook
+from .tracker import reduce
+
+__all__ = ["Hub", "Listener", "now_ms", "project_name"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[list[Change], dict[str, Session]], None]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+_PROJECT_CACHE: dict[str, str] = {}
+
+
+def claude_config_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """Claude's config dir: ``path``, else ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    chosen = path or os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
+    return Path(chosen).expanduser().absolute()
+
+
+def project_name(cwd: str | None) -> str | None:
+    """The git root's name for ``cwd`` (nearest ``.git`` above it), else its basename."""
+    if not cwd:
+        return None
+    cached = _PROJECT_CACHE.get(cwd)
+    if cached is not None:
+        return cached
+    path = Path(cwd)
+    name = path.name or cwd
+    for candidate in (path, *path.parents):
+        try:
+            if (candidate / ".git").exists():
+                name = candidate.name or name
+                break
+        except OSError:
+            break
+    if len(_PROJECT_CACHE) > 4096:
+        _PROJECT_CACHE.clear()
+    _PROJECT_CACHE[cwd] = name
+    return name
+
+
+class Hub:
+    """One per process (see :func:`pmux_widget.start`). Thread-safe entry points only."""
+
+    def __init__(
+        self,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        claude_home: str | os.PathLike[str] | None = None,
+        port: int = 0,
+        sources: bool = True,
+    ) -> None:
+        self.home = PmuxHome.resolve(home).ensure()
+        self.claude_dir = claude_config_dir(claude_home)
+        self.requested_port = port
+        self.port = 0
+        self.token = self.home.token()
+        self.hub_id = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self.runtime_file = self.home.runtime_dir / f"{self.hub_id}.json"
+        self.fleet: dict[str, Session] = {}
+        self.started_at = 0
+        self.errors = 0
+        self._use_sources = sources
+        self._sources: list[Any] = []
+        self._listeners: list[Listener] = []
+        self._callbacks: list[tuple[str, Callable[[Session], Any]]] = []
+        self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
+        self._callback_queue = queue.SimpleQueue()
+        self._pid_cache: dict[str, int] = {}
+        self._store: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: tornado.httpserver.HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._dispatcher: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None, "hub not started"
+        return self._loop
+
+    def start(self, timeout: float = 30) -> Hub:
+        """Start the hub thread (idempotent); returns once it answers hooks."""
+        with self._lock:
+            if self._thread is not None:
+                return self
+            self._thread = threading.Thread(target=self._run, name="pmux-hub", daemon=True)
+            self._dispatcher = threading.Thread(
+                target=self._dispatch_callbacks, name="pmux-callbacks", daemon=True
+            )
+            self._dispatcher.start()
+            self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the pmux-widget hub did not start in time")
+        if self._startup_error is not None:
+            raise RuntimeError(f"the pmux-widget hub failed to start: {self._startup_error}")
+        return self
+
+    def stop(self, timeout: float = 10) -> None:
+        """Stop serving, remove the runtime file, close the store. Safe to call twice."""
+        thread = self._thread
+        if thread is None or self._loop is None:
+            return
+        if thread.is_alive():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._begin_shutdown)
+            thread.join(timeout)
+        self._callback_queue.put(None)
+        self._remove_runtime_file()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._startup())
+        except BaseException as exc:  # report to start() instead of dying silently
+            self._startup_error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_until_complete(self._stopped_event.wait())
+        finally:
+            loop.run_until_complete(self._shutdown())
+            loop.close()
+            self._stopped.set()
+
+    async def _startup(self) -> None:
+        from .store import Store
+
+        self._stopped_event = asyncio.Event()
+        self._store = Store(self.home.db_path)
+        self.started_at = now_ms()
+        self._recover_persisted()
+        self._replay_spool()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.requested_port))
+        sock.listen(128)
+        sock.setblocking(False)
+        self.port = sock.getsockname()[1]
+        self._server = tornado.httpserver.HTTPServer(
+            make_app(self), max_body_size=DRAIN_LIMIT, idle_connection_timeout=30
+        )
+        self._server.add_sockets([sock])
+        self._clean_stale_runtime_files()
+        self._write_runtime_file()
+        # Hooks that were spooled while we were binding: replay them too.
+        self._replay_spool()
+        if self._use_sources:
+            from .sources import start_sources
+
+            self._sources = await start_sources(self)
+
+    def _begin_shutdown(self) -> None:
+        self._stopped_event.set()
+
+    async def _shutdown(self) -> None:
+        self._remove_runtime_file()
+        for source in self._sources:
+            with contextlib.suppress(Exception):
+                await source.stop()
+        if self._server is not None:
+            self._server.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.close_all_connections(), 2)
+        if self._store is not None:
+            self._store.close()
+
+    # ------------------------------------------------------------------ runtime files
+
+    def _write_runtime_file(self) -> None:
+        info = {
+            "pid": os.getpid(),
+            "port": self.port,
+            "hub_id": self.hub_id,
+            "started_at": self.started_at,
+            "version": __version__,
+        }
+        tmp = self.runtime_file.with_name(f".{self.hub_id}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(info, handle)
+        os.replace(tmp, self.runtime_file)
+
+    def _remove_runtime_file(self) -> None:
+        with contextlib.suppress(OSError):
+            self.runtime_file.unlink()
+
+    def _clean_stale_runtime_files(self) -> None:
+        """Remove runtime files of hubs whose process is gone (killed, crashed)."""
+        for path in self.home.runtime_dir.glob("*.json"):
+            try:
+                pid = int(json.loads(path.read_text()).get("pid", 0))
+            except (OSError, ValueError, AttributeError, TypeError):
+                pid = 0
+            if pid == os.getpid() and path != self.runtime_file:
+                continue  # another hub of this very process (tests): leave it
+            if pid <= 0 or not processes.pid_alive(pid):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    # ------------------------------------------------------------------ recovery
+
+    def _recover_persisted(self) -> None:
+        persisted = tuple(self._store.load_sessions())
+        if persisted:
+            self.apply(HubRestart(at=now_ms(), live=False, sessions=persisted))
+
+    def _replay_spool(self) -> None:
+        """Hooks fired while no hub ran, in the order they were sent; silent."""
+        from .hooks import read_spool, remove_spool_entries
+
+        entries = read_spool(self.home)
+        if not entries:
+            return
+        for entry in entries:
+            if isinstance(entry, Invalid) or getattr(entry, "error", None):
+                continue
+            signal = parse_hook(entry.payload_bytes, at=entry.sent, live=False, pane=entry.pane)
+            if isinstance(signal, Invalid):
+                log.warning("spooled hook %s rejected: %s", entry.path, signal.reason)
+                continue
+            self.accept_hook(signal, entry.ppid)
+        remove_spool_entries(entries)
+
+    # ------------------------------------------------------------------ applying signals
+
+    def accept_hook(self, signal: HookSignal, ppid: int | None) -> None:
+        """Enrich a hook (the session's Claude pid, its project) and apply it. Hub thread."""
+        pid = self._pid_cache.get(signal.session_id)
+        if pid is None or not processes.pid_alive(pid):
+            pid = processes.claude_ancestor(ppid) if ppid else None
+            if pid is not None:
+                self._pid_cache[signal.session_id] = pid
+        project = project_name(signal.cwd)
+        if pid is not None or project is not None:
+            signal = _with(signal, pid=pid or signal.pid, project=project or signal.project)
+        self.apply(signal)
+
+    def apply(self, signal: Signal) -> list[Change]:
+        """Apply one signal through the tracker, persist, fan out. Hub thread only."""
+        now = now_ms()
+        try:
+            step = reduce(self.fleet, signal, now)
+        except Exception:
+            self.errors += 1
+            log.exception("tracker failed on %r", signal)
+            return []
+        if not step.changes:
+            return []
+        self.fleet = step.sessions
+        try:
+            if self._store is not None:
+                self._store.apply(step.changes, now)
+        except Exception:
+            self.errors += 1
+            log.exception("store failed")
+        for listener in list(self._listeners):
+            try:
+                listener(step.changes, self.fleet)
+            except Exception:
+                log.exception("listener %r failed", listener)
+        if self._callbacks:
+            self._queue_callbacks(step.changes)
+        return step.changes
+
+    def submit(self, signal: Signal) -> None:
+        """Apply ``signal`` on the hub thread (from any thread)."""
+        self.loop.call_soon_threadsafe(self.apply, signal)
+
+    def call(self, fn: Callable[[], Any], timeout: float = 10) -> Any:
+        """Run ``fn`` on the hub thread and return its result (from another thread)."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        done: asyncio.Future[Any] | Any = asyncio.run_coroutine_threadsafe(
+            _call_async(fn), self.loop
+        )
+        return done.result(timeout)
+
+    # ------------------------------------------------------------------ fan-out
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """``listener(changes, fleet)`` runs on the hub thread after each step: keep it quick."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def on(self, what: str, callback: Callable[[Session], Any]) -> Callable[[], None]:
+        """Call ``callback(session)`` on each change (``"change"``) or entry into a state."""
+        entry = (what, callback)
+        self._callbacks.append(entry)
+        return lambda: self._callbacks.remove(entry) if entry in self._callbacks else None
+
+    def _queue_callbacks(self, changes: list[Change]) -> None:
+        for change in changes:
+            for what, callback in list(self._callbacks):
+                if what == "change" or (change.state_changed and change.after.state.value == what):
+                    self._callback_queue.put((callback, change.after))
+
+    def _dispatch_callbacks(self) -> None:
+        while True:
+            item = self._callback_queue.get()
+            if item is None:
+                return
+            callback, session = item
+            try:
+                callback(session)
+            except Exception:
+                log.exception("pmux_widget.on callback %r failed", callback)
+
+    # ------------------------------------------------------------------ reading
+
+    def sessions(self) -> list[Session]:
+        return list(self.fleet.values())
+
+    def snapshot_json(self) -> dict[str, Any]:
+        """``{"sessions": [...], "counts": {...}}`` as in the contract (every known session)."""
+        sessions = sorted(self.fleet.values(), key=_sort_key)
+        return {
+            "sessions": [s.to_json() for s in sessions],
+            "counts": count_states(sessions),
+        }
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "version": __version__, "port": self.port, "errors": self.errors}
+
+    # ------------------------------------------------------------------ user actions
+
+    def dismiss(self, session_id: str) -> None:
+        from .signals import Dismiss
+
+        self.submit(Dismiss(at=now_ms(), session_id=session_id))
+
+
+async def _call_async(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+def _sort_key(session: Session) -> tuple[int, str, str]:
+    from .model import priority_rank
+
+    return (priority_rank(session.state), session.project or "", session.session_id)
+
+
+def _with(signal: HookSignal, **fields: Any) -> HookSignal:
+    import dataclasses
+
+    return dataclasses.replace(signal, **fields)
+
+
+def iter_hubs(home: PmuxHome) -> Iterable[dict[str, Any]]:
+    """Runtime files of live hubs under ``home`` (for the CLI and doctor)."""
+    for path in sorted(home.runtime_dir.glob("*.json")):
+        try:
+            info = json.loads(path.read_text())
+            pid = int(info["pid"])
+            int(info["port"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if processes.pid_alive(pid):
+            yield info

@@ -1,0 +1,97 @@
+"""Claude processes on this machine (psutil): which pid runs a session, is it alive, its ports.
+
+A hook's ``X-Pmux-Ppid`` is usually the short-lived ``sh -c`` that Claude spawned for the hook,
+so we walk up from it to the nearest Claude process. A Claude process is one whose name is
+``claude`` (the native build sets its title), or a ``node`` running ``claude-code/cli.js``
+(older npm installs). Processes with ``CLAUDECODE=1`` in their environment are descendants of a
+session (hooks, Bash tools), not sessions themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import psutil
+
+__all__ = [
+    "children_map",
+    "claude_ancestor",
+    "is_claude_process",
+    "listening_ports",
+    "pid_alive",
+]
+
+_MAX_WALK = 8
+
+
+def is_claude_process(proc: psutil.Process) -> bool:
+    """True for a Claude Code CLI process (native ``claude`` or ``node …/claude-code/cli.js``)."""
+    try:
+        name = proc.name()
+        if name == "claude" or name.startswith("claude "):
+            return True
+        if name in ("node", "bun"):
+            return any("claude-code" in part for part in proc.cmdline()[:3])
+    except (psutil.Error, OSError):
+        return False
+    return False
+
+
+def claude_ancestor(pid: int | None) -> int | None:
+    """The nearest Claude process at or above ``pid`` in the process tree, or None."""
+    if not pid:
+        return None
+    try:
+        proc: psutil.Process | None = psutil.Process(pid)
+    except (psutil.Error, OSError):
+        return None
+    for _ in range(_MAX_WALK):
+        if proc is None or proc.pid <= 1:
+            return None
+        if is_claude_process(proc):
+            return proc.pid
+        try:
+            proc = proc.parent()
+        except (psutil.Error, OSError):
+            return None
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    """The pid exists and is not a zombie."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (psutil.Error, OSError):
+        return False
+
+
+def children_map() -> dict[int, list[int]]:
+    """Parent pid → child pids, for every process we can see (one /proc pass)."""
+    tree: dict[int, list[int]] = {}
+    for proc in psutil.process_iter(["ppid"]):
+        ppid = proc.info.get("ppid")
+        if ppid:
+            tree.setdefault(ppid, []).append(proc.pid)
+    return tree
+
+
+def descendants(root: int, tree: dict[int, list[int]], depth: int = 3) -> Iterator[int]:
+    """``root``'s children, grandchildren… up to ``depth`` levels (a resumed Claude is deeper)."""
+    level = [root]
+    for _ in range(depth):
+        level = [child for pid in level for child in tree.get(pid, ())]
+        yield from level
+
+
+def listening_ports(pids: Iterable[int]) -> list[int]:
+    """TCP ports in LISTEN state owned by any of ``pids`` (dev servers a session started)."""
+    wanted = set(pids)
+    ports: set[int] = set()
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except (psutil.Error, OSError):
+        return []
+    for conn in connections:
+        if conn.status == psutil.CONN_LISTEN and conn.pid in wanted and conn.laddr:
+            ports.add(conn.laddr.port)
+    return sorted(ports)

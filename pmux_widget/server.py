@@ -1,0 +1,205 @@
+"""The hub's HTTP face: ``POST /api/hook``, ``GET /api/health``, ``GET /api/sessions``.
+
+Bad input gets a 4xx with a JSON reason, never a 5xx and never a crash. Checks, in order:
+loopback ``Host`` (403: defeats DNS rebinding), token (401 missing, 403 wrong; compared in
+constant time), size (413 over 16 MB, checked before the body is read), JSON (400). No CORS
+headers, no state-changing GET.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import time
+from typing import Any, Protocol
+
+import tornado.web
+
+from ._version import __version__
+from .signals import HookSignal, Invalid, parse_hook
+
+__all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+#: Bodies up to this size are read and dropped before answering 413; bigger: closed at once.
+DRAIN_LIMIT = 64 * 1024 * 1024
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+class HubLike(Protocol):
+    """What the HTTP layer needs from the hub (called on the hub's own loop)."""
+
+    token: str
+
+    def accept_hook(self, signal: HookSignal, ppid: int | None) -> None: ...
+
+    def snapshot_json(self) -> dict[str, Any]: ...
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def host_is_loopback(host: str) -> bool:
+    """``127.0.0.1``, ``localhost`` or ``[::1]``, with any port (or none)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name = host[: host.find("]") + 1] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name in _LOOPBACK_HOSTS
+
+
+def parse_sent(value: str | None, now: int) -> int:
+    """``X-Pmux-Sent`` (ms epoch) if sane, else the receive time; never in the future."""
+    try:
+        sent = int(value) if value else now
+    except ValueError:
+        return now
+    return min(sent, now) if sent > 0 else now
+
+
+def parse_int(value: str | None) -> int | None:
+    try:
+        number = int(value) if value else None
+    except ValueError:
+        return None
+    return number if number and number > 0 else None
+
+
+class _Base(tornado.web.RequestHandler):
+    hub: HubLike
+
+    def initialize(self, hub: HubLike) -> None:
+        self.hub = hub
+
+    def set_default_headers(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Content-Type-Options", "nosniff")
+
+    def fail(self, status: int, reason: str) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": reason}))
+
+    def prepare(self) -> None:
+        if not host_is_loopback(self.request.host or ""):
+            self.fail(403, "Host must be a loopback name (127.0.0.1, localhost, [::1])")
+
+    def check_token(self) -> bool:
+        given = self.request.headers.get("X-Pmux-Token")
+        if not given:
+            self.fail(401, "missing X-Pmux-Token header")
+            return False
+        if not hmac.compare_digest(given.encode(), self.hub.token.encode()):
+            self.fail(403, "wrong token")
+            return False
+        return True
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": self._reason}))
+
+
+@tornado.web.stream_request_body
+class HookHandler(_Base):
+    """Receives one hook payload, applies it, answers 204 once the state is updated.
+
+    An oversized body is drained (up to :data:`DRAIN_LIMIT`) before the 413 is sent, so that
+    clients that only read the answer after sending everything still get it.
+    """
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self._finished:
+            return
+        if self.request.method != "POST":
+            self.fail(405, "use POST")
+            return
+        if not self.check_token():
+            return
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._too_large = False
+        length = self.request.headers.get("Content-Length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                self.fail(400, "bad Content-Length")
+                return
+            if declared > DRAIN_LIMIT:
+                self.fail(413, f"body over {MAX_BODY_BYTES} bytes")
+            elif declared > MAX_BODY_BYTES:
+                self._too_large = True
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._finished or self._too_large:
+            return
+        self._size += len(chunk)
+        if self._size > MAX_BODY_BYTES:
+            self._too_large = True
+            self._chunks = []
+            return
+        self._chunks.append(chunk)
+
+    def post(self) -> None:
+        if self._finished:
+            return
+        if self._too_large:
+            self.fail(413, f"body over {MAX_BODY_BYTES} bytes")
+            return
+        headers = self.request.headers
+        now = now_ms()
+        signal = parse_hook(
+            b"".join(self._chunks),
+            at=parse_sent(headers.get("X-Pmux-Sent"), now),
+            pane=headers.get("X-Pmux-Pane") or None,
+        )
+        if isinstance(signal, Invalid):
+            self.fail(400, signal.reason)
+            return
+        try:
+            self.hub.accept_hook(signal, parse_int(headers.get("X-Pmux-Ppid")))
+        except Exception:  # a bug in the hub must not turn into a 5xx for the hook
+            log.exception("hub failed to apply %s", type(signal).__name__)
+        self.set_status(204)
+        self.finish()
+
+
+class HealthHandler(_Base):
+    def get(self) -> None:
+        self.finish({"ok": True, "version": __version__})
+
+
+class SessionsHandler(_Base):
+    def get(self) -> None:
+        if not self.check_token():
+            return
+        self.finish(self.hub.snapshot_json())
+
+
+class NotFoundHandler(_Base):
+    def prepare(self) -> None:
+        super().prepare()
+        if not self._finished:
+            self.fail(404, "no such route")
+
+
+def make_app(hub: HubLike) -> tornado.web.Application:
+    """The Tornado application bound to ``hub``."""
+    return tornado.web.Application(
+        [
+            (r"/api/hook", HookHandler, {"hub": hub}),
+            (r"/api/health", HealthHandler, {"hub": hub}),
+            (r"/api/sessions", SessionsHandler, {"hub": hub}),
+        ],
+        default_handler_class=NotFoundHandler,
+        default_handler_args={"hub": hub},
+        compress_response=False,
+        xsrf_cookies=False,
+        log_function=lambda handler: None,
+    )

@@ -1,0 +1,470 @@
+"""The hub's signal sources besides HTTP: PID files, transcripts, the poller, and recovery.
+
+Each source turns a part of the world into signals and hands them to ``hub.apply`` on the hub
+thread; none decides a state. Blocking work (reading a big transcript, walking /proc, asking
+tmux) runs on worker threads so the hub keeps answering hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import watchfiles
+
+from . import processes, tmux
+from .claude_home import ClaudeHome, is_alive, read_pid_file, scan_pid_files, transcript_path_for
+from .model import Session, State
+from .signals import (
+    Invalid,
+    Locate,
+    PidFile,
+    PidRecord,
+    PollTick,
+    ProcessGone,
+    Recover,
+    Signal,
+    TranscriptInterrupt,
+    TranscriptUpdate,
+)
+from .transcript import TailResult, TranscriptTailer
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+__all__ = ["poll_interval", "start_sources"]
+
+log = logging.getLogger(__name__)
+
+#: States whose transcripts are followed live (as the seed says); others get a one-time read.
+FOLLOWED_STATES = frozenset({State.BUSY, State.NEEDS_INPUT, State.UNKNOWN, State.REVIEW})
+#: After a PID file disappears, check the pid again this much later (confirms "gone").
+GONE_RECHECK_S = 1.5
+_WATCH = {"debounce": 40, "step": 20, "rust_timeout": 2000}
+
+
+def poll_interval(session_count: int) -> float:
+    """30 s up to 10 sessions, 45 s up to 20, 60 s beyond (``PMUX_WIDGET_POLL_SECONDS``)."""
+    override = os.environ.get("PMUX_WIDGET_POLL_SECONDS")
+    if override:
+        with contextlib.suppress(ValueError):
+            return max(0.2, float(override))
+    if session_count <= 10:
+        return 30.0
+    return 45.0 if session_count <= 20 else 60.0
+
+
+def _now() -> int:
+    from .hub import now_ms
+
+    return now_ms()
+
+
+class Sources:
+    """Owns the watchers and the poller of one hub; :meth:`stop` cancels them all."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.claude = ClaudeHome.resolve(hub.claude_dir)
+        self.tail_pool = ThreadPoolExecutor(1, thread_name_prefix="pmux-tail")
+        self.probe_pool = ThreadPoolExecutor(1, thread_name_prefix="pmux-probe")
+        self.tailers: dict[str, TranscriptTailer] = {}  # transcript path → tailer
+        self.path_owner: dict[str, str] = {}  # transcript path → session id
+        self.pid_files: dict[str, PidRecord] = {}  # PID-file path → last record
+        self.tasks: list[asyncio.Task[Any]] = []
+        self.stop_event = asyncio.Event()
+        self.transcript_roots_changed = asyncio.Event()
+        self.unlisten = hub.add_listener(self._on_changes)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        records = await self._in(self.probe_pool, self._scan_pid_files)
+        await self._recover(records)
+        for path, record, alive in records:
+            self.pid_files[path] = record
+            if alive:
+                self.hub.apply(PidFile(at=record.event_time or _now(), live=False, record=record))
+        for session in list(self.hub.fleet.values()):
+            self._track(session)
+        await self._tail_all(first_read=True)
+        self.tasks = [
+            asyncio.ensure_future(self._watch_pid_files()),
+            asyncio.ensure_future(self._watch_transcripts()),
+            asyncio.ensure_future(self._poll_loop()),
+        ]
+
+    async def stop(self) -> None:
+        self.unlisten()
+        self.stop_event.set()
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._save_cursors()
+        self.tail_pool.shutdown(wait=False, cancel_futures=True)
+        self.probe_pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _in(self, pool: ThreadPoolExecutor, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+
+    # ------------------------------------------------------------------ recovery
+
+    def _scan_pid_files(self) -> list[tuple[str, PidRecord, bool]]:
+        found = []
+        for path, record in scan_pid_files(self.claude):
+            if isinstance(record, Invalid):
+                log.debug("ignoring PID file %s: %s", path, record.reason)
+                continue
+            found.append((str(path), record, is_alive(record)))
+        return found
+
+    async def _recover(self, records: list[tuple[str, PidRecord, bool]]) -> None:
+        """Re-verify sessions a restart left ``unknown`` (spooled hooks were replayed)."""
+        by_session = {record.session_id: (record, alive) for _, record, alive in records}
+        unknown = [s for s in self.hub.fleet.values() if s.state is State.UNKNOWN]
+        for session in unknown:
+            record, alive = by_session.get(session.session_id, (None, False))
+            running: bool | None
+            if record is not None and alive:
+                running = True
+            elif session.pid is not None:
+                running = processes.pid_alive(session.pid) and (
+                    processes.claude_ancestor(session.pid) == session.pid
+                )
+            else:
+                running = False if record is not None else None
+            ending = None
+            path = self._transcript_path(session, record)
+            if path is not None:
+                self.path_owner[path] = session.session_id
+                result = await self._in(self.tail_pool, self._poll_tailer, path)
+                ending = result.facts.ending if result is not None else None
+            self.hub.apply(
+                Recover(
+                    at=_now(),
+                    live=False,
+                    session_id=session.session_id,
+                    process_running=running,
+                    pid_status=record.status if record is not None and alive else None,
+                    transcript_ending=ending,
+                )
+            )
+
+    # ------------------------------------------------------------------ PID files
+
+    async def _watch_pid_files(self) -> None:
+        directory = self.claude.sessions_dir
+        while not self.stop_event.is_set():
+            if not directory.is_dir():
+                await self._sleep(2.0)
+                continue
+            await self._rescan_pid_files()
+            try:
+                async for changes in watchfiles.awatch(
+                    directory, stop_event=self.stop_event, recursive=False, **_WATCH
+                ):
+                    await self._on_pid_changes(changes)
+            except (FileNotFoundError, RuntimeError, OSError) as exc:
+                log.debug("PID-file watcher restarting: %s", exc)
+                await self._sleep(1.0)
+
+    async def _rescan_pid_files(self) -> None:
+        records = await self._in(self.probe_pool, self._scan_pid_files)
+        seen = set()
+        for path, record, alive in records:
+            seen.add(path)
+            known = self.pid_files.get(path)
+            self.pid_files[path] = record
+            if alive and known != record:
+                self.hub.apply(PidFile(at=record.event_time or _now(), record=record))
+        for path in set(self.pid_files) - seen:
+            await self._pid_file_removed(path)
+
+    async def _on_pid_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        for change, path in sorted(changes, key=lambda c: c[1]):
+            if not Path(path).name.removesuffix(".json").isdigit():
+                continue
+            if change is watchfiles.Change.deleted:
+                await self._pid_file_removed(path)
+                continue
+            record = read_pid_file(Path(path))
+            if isinstance(record, Invalid):
+                continue  # torn write or garbage: the next write event brings the real one
+            self.pid_files[path] = record
+            alive = await self._in(self.probe_pool, is_alive, record)
+            if alive:
+                self._before_pid_status(record)
+                self.hub.apply(PidFile(at=record.event_time or _now(), record=record))
+
+    def _before_pid_status(self, record: PidRecord) -> None:
+        """Read the transcript first: an Esc marker must be known before PID ``idle`` lands."""
+        session = self.hub.fleet.get(record.session_id)
+        if record.status != "idle" or session is None or session.hooked:
+            return
+        path = self._transcript_path(session, record)
+        if path is not None:
+            self.path_owner.setdefault(path, record.session_id)
+            result = self._poll_tailer(path)
+            if result is not None:
+                self._apply_tail(path, result)
+
+    async def _pid_file_removed(self, path: str) -> None:
+        record = self.pid_files.pop(path, None)
+        if record is None:
+            return
+        for _ in range(2):  # confirmed twice (the tracker counts the strikes)
+            if await self._in(self.probe_pool, processes.pid_alive, record.pid):
+                return
+            self.hub.apply(ProcessGone(at=_now(), session_id=record.session_id, pid=record.pid))
+            await self._sleep(GONE_RECHECK_S)
+
+    # ------------------------------------------------------------------ transcripts
+
+    def _transcript_path(self, session: Session, record: PidRecord | None = None) -> str | None:
+        """The hook's path (authoritative), else derived from the PID file's cwd and id."""
+        if session.transcript_path:
+            return session.transcript_path
+        cwd = record.cwd if record is not None else session.cwd
+        if cwd:
+            return str(transcript_path_for(self.claude, cwd, session.session_id))
+        return None
+
+    def _track(self, session: Session) -> bool:
+        """Make sure a session's transcript has a tailer; True if it is new."""
+        path = self._transcript_path(session)
+        if path is None or path in self.tailers:
+            if path is not None:
+                self.path_owner[path] = session.session_id
+            return False
+        self.path_owner[path] = session.session_id
+        cursor = self.hub._store.load_cursor(path) if self.hub._store is not None else None
+        tailer = None
+        if cursor:
+            with contextlib.suppress(Exception):
+                tailer = TranscriptTailer.from_cursor(path, cursor)
+        self.tailers[path] = tailer or TranscriptTailer(path)
+        self.transcript_roots_changed.set()
+        return True
+
+    def _poll_tailer(self, path: str) -> TailResult | None:
+        tailer = self.tailers.get(path)
+        if tailer is None:
+            tailer = self.tailers[path] = TranscriptTailer(path)
+        try:
+            return tailer.poll()
+        except Exception:  # a tailer bug must not stop the hub
+            log.exception("tailing %s failed", path)
+            return None
+
+    def _apply_tail(self, path: str, result: TailResult) -> None:
+        session_id = self.path_owner.get(path)
+        if session_id is None or not result.changed and not result.interrupts:
+            return
+        facts = result.facts
+        at = facts.last_record_at or _now()
+        signals: list[Signal] = [
+            TranscriptUpdate(
+                at=at,
+                session_id=session_id,
+                transcript_path=path,
+                model=facts.model,
+                current_tool=facts.current_tool,
+                tool_summary=facts.tool_summary,
+                last_assistant=facts.last_assistant,
+                last_prompt=facts.last_prompt,
+                tokens=facts.tokens,
+                context_tokens=facts.context_tokens,
+                api_error=facts.api_error,
+                ending=facts.ending,
+                cwd=facts.cwd,
+            )
+        ]
+        signals += [TranscriptInterrupt(at=ts, session_id=session_id) for ts in result.interrupts]
+        for signal in signals:
+            self.hub.apply(signal)
+        if self.hub._store is not None:
+            tailer = self.tailers.get(path)
+            if tailer is not None:
+                self.hub._store.save_cursor(path, session_id, tailer.to_cursor(), _now())
+
+    async def _tail(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            result = await self._in(self.tail_pool, self._poll_tailer, path)
+            if result is not None:
+                self._apply_tail(path, result)
+
+    async def _tail_all(self, first_read: bool = False) -> None:
+        followed = [
+            path
+            for path, sid in self.path_owner.items()
+            if (s := self.hub.fleet.get(sid)) is not None
+            and (first_read or s.state in FOLLOWED_STATES)
+        ]
+        await self._tail(followed)
+
+    def _roots(self) -> list[Path]:
+        roots = {self.claude.projects_dir} if self.claude.projects_dir.is_dir() else set()
+        for path in self.tailers:
+            parent = Path(path).parent
+            if not any(root in parent.parents or root == parent for root in roots):
+                # Outside projects/ (another CLAUDE_CONFIG_DIR): watch its nearest existing dir.
+                while not parent.is_dir() and parent != parent.parent:
+                    parent = parent.parent
+                roots.add(parent)
+        return sorted(roots)
+
+    async def _watch_transcripts(self) -> None:
+        while not self.stop_event.is_set():
+            roots = self._roots()
+            self.transcript_roots_changed.clear()
+            if not roots:
+                await self._wait_roots_changed(2.0)
+                continue
+            restart = asyncio.Event()
+
+            async def restart_on_new_roots(wanted: list[Path] = roots) -> None:
+                while True:
+                    await self.transcript_roots_changed.wait()
+                    self.transcript_roots_changed.clear()
+                    if self._roots() != wanted:
+                        restart.set()
+                        return
+
+            watcher_stop = asyncio.Event()
+            guard = asyncio.ensure_future(restart_on_new_roots())
+            relay = asyncio.ensure_future(_relay(self.stop_event, restart, watcher_stop))
+            try:
+                async for changes in watchfiles.awatch(
+                    *roots, stop_event=watcher_stop, **_WATCH
+                ):
+                    await self._on_transcript_changes(changes)
+            except (FileNotFoundError, RuntimeError, OSError) as exc:
+                log.debug("transcript watcher restarting: %s", exc)
+                await self._sleep(1.0)
+            finally:
+                guard.cancel()
+                relay.cancel()
+
+    async def _on_transcript_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        touched = []
+        for _, path in changes:
+            sid = self.path_owner.get(path)
+            if sid is None:
+                continue
+            session = self.hub.fleet.get(sid)
+            if session is not None and (session.state in FOLLOWED_STATES or path not in touched):
+                touched.append(path)
+        await self._tail(dict.fromkeys(touched))
+
+    async def _wait_roots_changed(self, timeout: float) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.transcript_roots_changed.wait(), timeout)
+
+    def _on_changes(self, changes: list[Any], fleet: dict[str, Session]) -> None:
+        """Listener: a session seen for the first time, or with a new transcript, is tracked."""
+        for change in changes:
+            after = change.after
+            before = change.before
+            if before is None or before.transcript_path != after.transcript_path:
+                if self._track(after):
+                    path = self._transcript_path(after)
+                    if path is not None:
+                        asyncio.ensure_future(self._tail([path]))
+
+    def _save_cursors(self) -> None:
+        store = self.hub._store
+        if store is None:
+            return
+        for path, tailer in self.tailers.items():
+            with contextlib.suppress(Exception):
+                store.save_cursor(path, self.path_owner.get(path), tailer.to_cursor(), _now())
+
+    # ------------------------------------------------------------------ poller
+
+    async def _poll_loop(self) -> None:
+        while not self.stop_event.is_set():
+            await self._sleep(poll_interval(len(self.hub.fleet)))
+            if self.stop_event.is_set():
+                return
+            try:
+                await self.poll_once()
+            except Exception:
+                log.exception("poll failed")
+
+    async def poll_once(self) -> None:
+        """Discover panes and processes, refresh locations and ports, then the safety net."""
+        await self._rescan_pid_files()
+        sessions = list(self.hub.fleet.values())
+        facts = await self._in(self.probe_pool, _probe, sessions)
+        for session_id, (location, ports, pid) in facts["where"].items():
+            current = self.hub.fleet.get(session_id)
+            if current is None:
+                continue
+            if current.tmux != location or current.ports != tuple(ports) or (
+                pid is not None and current.pid is None
+            ):
+                self.hub.apply(
+                    Locate(at=_now(), session_id=session_id, tmux=location, ports=tuple(ports),
+                           pid=pid)
+                )
+        self.hub.apply(PollTick(at=_now(), live=False, alive=facts["alive"]))
+        await self._tail_all()
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.stop_event.wait(), seconds)
+
+
+async def _relay(stop: asyncio.Event, restart: asyncio.Event, out: asyncio.Event) -> None:
+    """Set ``out`` when either ``stop`` or ``restart`` is set (watchfiles takes one event)."""
+    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(restart.wait())]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        out.set()
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
+def _probe(sessions: list[Session]) -> dict[str, Any]:
+    """Worker thread: liveness, tmux location and listening ports per session."""
+    tree = processes.children_map()
+    panes = tmux.list_panes()
+    pane_of_pid: dict[int, Any] = {}
+    for pane in panes:
+        for pid in processes.descendants(pane.shell_pid, tree, depth=3):
+            pane_of_pid.setdefault(pid, pane)
+        pane_of_pid.setdefault(pane.shell_pid, pane)
+    alive: dict[str, bool | None] = {}
+    where: dict[str, tuple[Any, list[int], int | None]] = {}
+    for session in sessions:
+        if session.ended:
+            continue
+        pid = session.pid
+        if pid is None:
+            alive[session.session_id] = None
+            continue
+        living = processes.pid_alive(pid)
+        alive[session.session_id] = living
+        if not living:
+            continue
+        pane = pane_of_pid.get(pid)
+        family = [pid, *processes.descendants(pid, tree, depth=4)]
+        ports = processes.listening_ports(family)
+        where[session.session_id] = (pane.location if pane else None, ports, pid)
+    return {"alive": alive, "where": where}
+
+
+async def start_sources(hub: Hub) -> list[Sources]:
+    """Recover, then start watching PID files and transcripts and polling (hub thread)."""
+    sources = Sources(hub)
+    await sources.start()
+    return [sources]

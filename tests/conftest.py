@@ -1,0 +1,44 @@
+"""Shared fixtures. Every test runs with its own Claude config dir and pmux-widget home.
+
+The session-wide guard points ``CLAUDE_CONFIG_DIR`` and ``PMUX_WIDGET_HOME`` at a temp dir
+before any test runs, so code that falls back to the defaults can never touch the real
+``~/.claude`` or ``~/.pmux_widget``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.home import PmuxHome
+
+_GUARD = Path(os.environ.get("TMPDIR", "/tmp")) / f"pmux-test-guard-{os.getpid()}"
+os.environ["CLAUDE_CONFIG_DIR"] = str(_GUARD / "claude")
+os.environ["PMUX_WIDGET_HOME"] = str(_GUARD / "pmux")
+os.environ.setdefault("PMUX_WIDGET_POLL_SECONDS", "3600")  # tests poll explicitly
+
+
+@dataclass
+class Homes:
+    """A test's own Claude config dir and pmux-widget home (both set in the environment)."""
+
+    claude: Path
+    pmux: PmuxHome
+
+    @property
+    def settings(self) -> Path:
+        return self.claude / "settings.json"
+
+
+@pytest.fixture
+def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Homes]:
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    pmux = PmuxHome(tmp_path / "pmux")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux.root))
+    yield Homes(claude, pmux)
