@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import itertools
 import json
@@ -242,7 +243,8 @@ class ScriptedModel:
                 (r"/v1/messages/count_tokens", _CountTokensHandler, {"model": self}),
                 (r"/v1/messages", _MessagesHandler, {"model": self}),
                 (r".*", _NotFoundHandler, {"model": self}),
-            ]
+            ],
+            log_function=lambda handler: None,  # the request log is self.requests
         )
 
     def _listen(self) -> None:
@@ -396,7 +398,7 @@ class ScriptedModel:
                 },
             }
         elif plan.kind == "side":
-            turn = {"content": [{"type": "text", "text": self.side_text}]}
+            turn = {"content": [{"type": "text", "text": self._side_answer(body)}]}
         else:
             turn = {"content": [{"type": "text", "text": self.default_text}]}
         cwd = ""
@@ -408,6 +410,20 @@ class ScriptedModel:
                 break
         marker = f"sim-{next(self._marker_counter)}"
         return _fill(copy.deepcopy(turn), {"cwd": cwd, "marker": marker})
+
+    def _side_answer(self, body: Mapping[str, Any]) -> str:
+        """Short text for a side request; JSON when it asks for a JSON schema (session title)."""
+        fmt = (body.get("output_config") or {}).get("format") or {}
+        schema = fmt.get("schema") if fmt.get("type") == "json_schema" else None
+        if not isinstance(schema, dict):
+            return self.side_text
+        out: dict[str, Any] = {}
+        for name in schema.get("required") or list(schema.get("properties") or {}):
+            kind = ((schema.get("properties") or {}).get(name) or {}).get("type")
+            out[name] = {"boolean": False, "integer": 0, "number": 0, "array": []}.get(
+                kind, self.side_text
+            )
+        return json.dumps(out)
 
 
 def _fill(value: Any, variables: Mapping[str, str]) -> Any:
@@ -462,9 +478,9 @@ class _BaseHandler(tornado.web.RequestHandler):
         self.record.status = status
         self.record.request_id = self.request_id
         self.set_status(status)
-        self.finish(json.dumps(obj))
         self.record.completed = True
         self.record.finished_at = time.time()
+        self.finish(json.dumps(obj))
 
     def on_connection_close(self) -> None:
         self.record.finished_at = time.time()
@@ -615,11 +631,12 @@ class _MessagesHandler(_BaseHandler):
                 },
             )
             await self._send("message_stop", {"type": "message_stop"})
-            self.finish()
+            # Recorded before finish() so a client that has read everything sees it logged.
             self.record.completed = True
+            self.record.finished_at = time.time()
+            self.finish()
         except tornado.iostream.StreamClosedError:
             self.record.completed = False  # the client hung up (Esc)
-        finally:
             self.record.finished_at = time.time()
 
     async def _stream_block(
@@ -644,7 +661,8 @@ class _MessagesHandler(_BaseHandler):
         )
         for d in deltas:
             await self._send(
-                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": d},
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": d},
                 delay if kind == "text" else 0.0,
             )
         await self._send("content_block_stop", {"type": "content_block_stop", "index": index})
@@ -678,10 +696,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"scripted model listening on {model.base_url}", flush=True)
         await asyncio.Event().wait()
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run())
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1508 @@
+"""Record what the real Claude Code CLI does, per user action, into golden fixtures and a doc.
+
+Why: every rule of the monitor (which hook means what, when the PID file changes, which
+transcript records mark an interrupt) must come from observation, not from reading minified
+code. This module drives the real CLI (:mod:`pmux_widget.simulate.claude`) against the scripted
+model (:mod:`pmux_widget.simulate.model`) through every user path, and records with receive
+times:
+
+* every hook payload (a recorder hook on all events),
+* every PID-file content change (``<config>/sessions/<pid>.json``, polled every 20 ms),
+* every transcript record as it appears (main and sub-agent files),
+* every request the model server answered, and every keystroke the driver sent.
+
+Refresh the fixtures and the generated doc (takes a few minutes; runs the real CLI)::
+
+    .venv/bin/python -m pmux_widget.simulate.record --out tests/fixtures/real \\
+        --doc docs/claude-code-behaviour.md [scenario ...]
+
+Output per scenario (``<out>/<scenario>/``), with temp paths replaced by placeholders
+(``/home/dev``, ``/home/dev/.claude``, ``/home/dev/project``) and the CLI pid by ``4242``:
+
+* ``hooks.jsonl``       the hook payloads exactly as Claude wrote them (one per line)
+* ``pid-files.jsonl``   each distinct PID-file content (``null`` = file removed)
+* ``transcripts/``      the transcript files as they were at the end (``<sid>.jsonl``,
+  ``<sid>/subagents/agent-<id>.jsonl`` …)
+* ``timeline.json``     everything above merged, with ms since the scenario started
+* ``requests.jsonl``    the model requests (kind, scenario, step, status, usage, request id)
+
+``--keep DIR`` keeps the raw recordings (``DIR/<scenario>.raw.json``); ``--from-raw DIR``
+rewrites the fixtures from them without running the CLI; ``--doc-only`` only regenerates the
+doc from the fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .claude import (
+    CLI_VERSION,
+    ClaudeEnv,
+    TmuxClaude,
+    encode_project_dir,
+    ensure_cli,
+    read_jsonl,
+    wait_until,
+)
+from .model import ScriptedModel, system_text
+
+__all__ = ["SCENARIOS", "Observer", "Run", "main", "record_scenario"]
+
+PLACEHOLDER_HOME = "/home/dev"
+PLACEHOLDER_PID = 4242
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --------------------------------------------------------------------------- observation
+
+
+class Observer:
+    """Polls a :class:`ClaudeEnv`'s PID files and transcripts on a thread, logging changes.
+
+    Events are dicts ``{"t": ms epoch, "source": "pid" | "transcript", ...}`` appended to
+    ``events`` in the order they were seen.
+    """
+
+    def __init__(self, env: ClaudeEnv, interval: float = 0.02) -> None:
+        self.env = env
+        self.interval = interval
+        self.events: list[dict[str, Any]] = []
+        self._pid_seen: dict[str, str] = {}
+        self._offsets: dict[Path, int] = {}
+        self._partial: dict[Path, bytes] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="observer", daemon=True)
+
+    def start(self) -> Observer:
+        """Start polling."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Poll one last time and stop."""
+        self._stop.set()
+        self._thread.join(5)
+        self.poll()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.poll()
+            self._stop.wait(self.interval)
+
+    def poll(self) -> None:
+        """One pass over the PID files and transcripts."""
+        now = _now_ms()
+        sessions = self.env.sessions_dir
+        current: dict[str, str] = {}
+        if sessions.is_dir():
+            for f in sessions.iterdir():
+                if re.fullmatch(r"\d+\.json", f.name):
+                    with contextlib.suppress(OSError):
+                        current[f.name] = f.read_text()
+        for name, text in current.items():
+            if self._pid_seen.get(name) != text:
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    continue  # torn write: see it on the next pass
+                self._pid_seen[name] = text
+                self.events.append({"t": now, "source": "pid", "file": name, "data": data})
+        for name in list(self._pid_seen):
+            if name not in current:
+                del self._pid_seen[name]
+                self.events.append({"t": now, "source": "pid", "file": name, "data": None})
+        projects = self.env.config_dir / "projects"
+        if projects.is_dir():
+            for f in sorted(projects.rglob("*.jsonl")):
+                self._tail(f, now)
+
+    def _tail(self, path: Path, now: int) -> None:
+        off = self._offsets.get(path, 0)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(off)
+                chunk = fh.read()
+        except OSError:
+            return
+        if not chunk:
+            return
+        self._offsets[path] = off + len(chunk)
+        data = self._partial.pop(path, b"") + chunk
+        lines = data.split(b"\n")
+        if lines[-1]:
+            self._partial[path] = lines[-1]
+        rel = str(path.relative_to(self.env.config_dir))
+        for line in lines[:-1]:
+            if line.strip():
+                with contextlib.suppress(ValueError):
+                    self.events.append(
+                        {"t": now, "source": "transcript", "file": rel, "record": json.loads(line)}
+                    )
+
+
+# --------------------------------------------------------------------------- a run
+
+
+@dataclass
+class Run:
+    """One recorded scenario: the live objects while driving, and what was seen."""
+
+    name: str
+    env: ClaudeEnv
+    model: ScriptedModel
+    tmux: TmuxClaude | None
+    observer: Observer
+    started_ms: int
+    cli: Path | None = None
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def act(self, what: str, fn: Callable[[], Any] | None = None) -> Any:
+        """Log a user action (with its time), then perform it."""
+        self.actions.append({"t": _now_ms(), "source": "action", "action": what})
+        return fn() if fn else None
+
+    # --- waiting helpers used by the drivers
+
+    def hook_names(self) -> list[str]:
+        """Recorded hook event names so far."""
+        return self.env.hook_events()
+
+    def wait_hook(self, name: str, timeout: float = 60.0, count: int = 1) -> None:
+        """Wait until ``name`` has fired ``count`` times."""
+        wait_until(lambda: self.hook_names().count(name) >= count, timeout, what=f"hook {name}")
+
+    def pid_status(self) -> str | None:
+        """The live PID file's status."""
+        info = self.tmux.pid_info() if self.tmux else None
+        return info.get("status") if info else None
+
+    def wait_status(self, status: str, timeout: float = 60.0) -> None:
+        """Wait for a PID-file status."""
+        assert self.tmux is not None
+        self.tmux.wait_status(status, timeout)
+
+    def wait_transcript(
+        self,
+        pred: Callable[[dict[str, Any]], bool],
+        timeout: float = 30.0,
+        what: str = "transcript record",
+    ) -> None:
+        """Wait until a transcript record (observed by the observer) satisfies ``pred``."""
+        wait_until(
+            lambda: any(
+                e["source"] == "transcript" and pred(e["record"])
+                for e in list(self.observer.events)
+            ),
+            timeout,
+            what=what,
+        )
+
+    def settle(self, quiet: float = 1.5, timeout: float = 20.0) -> None:
+        """Wait until no new hook, PID or transcript event arrived for ``quiet`` seconds.
+
+        Used at the end of a scenario so late writes (flushes, metadata) are captured.
+        """
+
+        def count() -> int:
+            return len(self.observer.events) + len(self.hook_names())
+
+        last = count()
+        last_change = time.monotonic()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            c = count()
+            if c != last:
+                last, last_change = c, time.monotonic()
+            elif time.monotonic() - last_change >= quiet:
+                return
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _is_marker(rec: dict[str, Any], text: str = "[Request interrupted by user") -> bool:
+    if rec.get("type") != "user":
+        return False
+    content = rec.get("message", {}).get("content")
+    if isinstance(content, str):
+        return content.startswith(text)
+    return (
+        isinstance(content, list)
+        and len(content) == 1
+        and str(content[0].get("text", "")).startswith(text)
+    )
+
+
+def sc_start_exit(r: Run) -> None:
+    """Start the CLI, wait, then /exit."""
+    r.act("start (CLI at its prompt)")
+    r.settle(1.0)
+    r.act("/exit", r.tmux.exit)
+    wait_until(lambda: not r.tmux.alive(), 30, what="CLI exit")
+
+
+def sc_plain(r: Run) -> None:
+    """A prompt answered with plain text."""
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_approve(r: Run) -> None:
+    """Bash `touch` needs permission; approve with "1. Yes"."""
+    r.act(
+        "type 'please run the command' + Enter",
+        lambda: r.tmux.type_prompt("please run the command"),
+    )
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_approve_after_notification(r: Run) -> None:
+    """Like approve, but leave the dialog open until the Notification hook fires (~6 s)."""
+    r.act(
+        "type 'please run the command' + Enter",
+        lambda: r.tmux.type_prompt("please run the command"),
+    )
+    r.tmux.wait_dialog()
+    r.wait_hook("Notification", timeout=30)
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_deny(r: Run) -> None:
+    """Bash `touch` needs permission; choose "3. No"."""
+    r.act(
+        "type 'please run the command' + Enter",
+        lambda: r.tmux.type_prompt("please run the command"),
+    )
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("choose 'No'", r.tmux.deny)
+    r.wait_status("idle")
+    r.wait_transcript(_is_marker, what="interrupt marker")
+
+
+def sc_esc_dialog(r: Run) -> None:
+    """Esc on the permission dialog, then a new prompt (arrives with the rejected result)."""
+    r.act(
+        "type 'please run the command' + Enter",
+        lambda: r.tmux.type_prompt("please run the command"),
+    )
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("press Esc on the dialog", r.tmux.escape)
+    r.wait_status("idle")
+    r.wait_transcript(_is_marker, what="interrupt marker")
+    r.settle(1.0)
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_esc_stream(r: Run) -> None:
+    """Esc while the answer streams slowly."""
+    r.act("type 'stream slowly' + Enter", lambda: r.tmux.type_prompt("stream slowly"))
+    r.tmux.wait_for_screen(r"line 3 of", 20)
+    r.act("press Esc while streaming", r.tmux.escape)
+    r.wait_status("idle")
+    r.wait_transcript(_is_marker, what="interrupt marker")
+
+
+def sc_long_command(r: Run) -> None:
+    """Approve an 8 s command; the PID file turns busy before PostToolUse."""
+    r.act("type 'long command' + Enter", lambda: r.tmux.type_prompt("run the long command"))
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_status("busy")
+    r.wait_hook("Stop", timeout=60)
+    r.wait_status("idle")
+
+
+def sc_esc_during_tool(r: Run) -> None:
+    """Approve the 8 s command, then press Esc while it runs."""
+    r.act("type 'run the long command' + Enter", lambda: r.tmux.type_prompt("run the long command"))
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_status("busy")
+    r.tmux.wait_for_screen(r"Running|esc to interrupt", 10)
+    time.sleep(1.0)  # let the command really run for a moment (this is the scenario)
+    r.act("press Esc while the command runs", r.tmux.escape)
+    r.wait_status("idle")
+    r.wait_transcript(_is_marker, what="interrupt marker")
+
+
+def sc_prompt_while_busy(r: Run) -> None:
+    """Approve the 8 s command, then type another prompt while it runs (a queued prompt)."""
+    r.act("type 'run the long command' + Enter", lambda: r.tmux.type_prompt("run the long command"))
+    r.tmux.wait_dialog()
+    r.wait_status("waiting")
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_status("busy")
+    r.tmux.wait_for_screen(r"Running|esc to interrupt", 10)
+    r.act("type 'say hi' + Enter while the command runs", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop", timeout=60)
+    r.wait_status("idle")
+    r.settle(2.0)
+    if r.pid_status() != "idle" or r.hook_names().count("UserPromptSubmit") > 1:
+        r.wait_hook("Stop", timeout=60, count=2)
+        r.wait_status("idle")
+
+
+def sc_tools(r: Run) -> None:
+    """Read (no dialog); then Read+Edit (Edit asks); then Write (asks); approve all."""
+    r.act("type 'read the readme' + Enter", lambda: r.tmux.type_prompt("read the readme"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+    r.act("type 'edit the notes' + Enter", lambda: r.tmux.type_prompt("edit the notes"))
+    r.tmux.wait_dialog()
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_hook("Stop", count=2)
+    r.wait_status("idle")
+    r.act("type 'write a file' + Enter", lambda: r.tmux.type_prompt("write a file"))
+    r.tmux.wait_dialog()
+    r.act("choose '1. Yes'", r.tmux.approve)
+    r.wait_hook("Stop", count=3)
+    r.wait_status("idle")
+
+
+def sc_parallel(r: Run) -> None:
+    """Two tool_use blocks (two Reads) in one response."""
+    r.act(
+        "type 'read both in parallel' + Enter", lambda: r.tmux.type_prompt("read both in parallel")
+    )
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_subagent(r: Run) -> None:
+    """The Agent tool: a sub-agent that reads a file and answers."""
+    r.act("type 'use a subagent' + Enter", lambda: r.tmux.type_prompt("use a subagent please"))
+    r.wait_hook("Stop", timeout=90)
+    r.wait_status("idle")
+
+
+def sc_clear(r: Run) -> None:
+    """A prompt, then /clear (new session id in the same process)."""
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+    r.act("/clear", r.tmux.clear)
+    r.wait_hook("SessionStart", count=2)
+    r.settle(1.0)
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop", count=2)
+    r.wait_status("idle")
+
+
+def sc_compact(r: Run) -> None:
+    """Three prompts (compaction needs a few message groups), then /compact."""
+    for i, prompt in enumerate(["say hi", "read the readme", "say hi again"], start=1):
+        r.act(f"type {prompt!r} + Enter", lambda p=prompt: r.tmux.type_prompt(p))
+        r.wait_hook("Stop", count=i)
+        r.wait_status("idle")
+    r.act("/compact", r.tmux.compact)
+    r.wait_hook("PostCompact", timeout=60)
+    r.wait_status("idle")
+
+
+def _error_scenario(code: int, retried: bool = False) -> Callable[[Run], None]:
+    prompt = f"please fail after retries with {code}" if retried else f"please fail with {code}"
+
+    def sc(r: Run) -> None:
+        r.act(f"type {prompt!r} + Enter", lambda: r.tmux.type_prompt(prompt))
+        r.wait_hook("StopFailure", timeout=400)
+        r.wait_status("idle")
+
+    sc.__doc__ = f"The model answers HTTP {code} to every attempt until the CLI gives up" + (
+        " (no retry headers: the CLI's default retry schedule)."
+        if retried
+        else " (`x-should-retry: false`)."
+    )
+    return sc
+
+
+def sc_kill9(r: Run) -> None:
+    """A prompt, then SIGKILL: no SessionEnd; is the PID file left behind?"""
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+    r.wait_transcript(lambda rec: rec.get("type") == "assistant", what="assistant record")
+    r.act("kill -9 <pid>", r.tmux.kill9)
+    wait_until(lambda: not r.tmux.alive(), 10, what="CLI dead")
+
+
+def sc_print(r: Run) -> None:
+    """``claude -p 'say hi'`` (print mode, no tmux)."""
+    assert r.cli is not None
+    proc = r.act("claude -p 'say hi'", lambda: r.env.run_print(r.cli, "say hi"))
+    r.notes.append(f"exit status {proc.returncode}, stdout {proc.stdout.strip()!r}")
+
+
+SCENARIOS: dict[str, Callable[[Run], None]] = {
+    "start_exit": sc_start_exit,
+    "plain": sc_plain,
+    "approve": sc_approve,
+    "approve_after_notification": sc_approve_after_notification,
+    "deny": sc_deny,
+    "esc_dialog": sc_esc_dialog,
+    "esc_stream": sc_esc_stream,
+    "long_command": sc_long_command,
+    "esc_during_tool": sc_esc_during_tool,
+    "prompt_while_busy": sc_prompt_while_busy,
+    "tools": sc_tools,
+    "parallel": sc_parallel,
+    "subagent": sc_subagent,
+    "clear": sc_clear,
+    "compact": sc_compact,
+    "error_429": _error_scenario(429),
+    "error_529": _error_scenario(529),
+    "error_500": _error_scenario(500),
+    "error_500_retried": _error_scenario(500, retried=True),
+    "kill9": sc_kill9,
+    "print": sc_print,
+}
+"""Scenario name → driver. Each driver gets a started :class:`Run` (CLI at its prompt)."""
+
+
+def record_scenario(
+    name: str, cli: Path, workdir: Path, model: ScriptedModel | None = None
+) -> dict[str, Any]:
+    """Drive one scenario against a fresh env; return the raw (un-normalized) recording."""
+    driver = SCENARIOS[name]
+    own_model = model is None
+    model = model or ScriptedModel()
+    model.start()
+    first_request = len(model.requests)
+    root = workdir / name
+    shutil.rmtree(root, ignore_errors=True)
+    env = ClaudeEnv(model.base_url, root=root)
+    env.add_recorder_hooks()
+    observer = Observer(env).start()
+    tmux = None if name == "print" else TmuxClaude(env, cli)
+    run = Run(name, env, model, tmux, observer, _now_ms(), cli=cli)
+    error: str | None = None
+    try:
+        if tmux is not None:
+            run.act("start claude in tmux", lambda: tmux.start())
+            run.wait_hook("SessionStart")
+        driver(run)
+        run.settle()
+    except Exception as exc:  # keep what was recorded; report the failure
+        error = f"{type(exc).__name__}: {exc}"
+        if tmux is not None:
+            with contextlib.suppress(Exception):
+                run.notes.append("screen at failure:\n" + tmux.screen())
+    finally:
+        pid = tmux._pid if tmux else None
+        # PID files still there once the scenario itself ended the CLI (exit, kill -9, -p);
+        # None when the CLI was still running (the recorder kills it: not a finding).
+        ended = tmux is None or not tmux.alive()
+        leftover = (
+            sorted(p.name for p in env.sessions_dir.glob("*.json"))
+            if ended and env.sessions_dir.is_dir()
+            else []
+            if ended
+            else None
+        )
+        if tmux is not None:
+            tmux.close()
+        observer.stop()
+        if own_model:
+            model.stop()
+    return {
+        "name": name,
+        "doc": (driver.__doc__ or "").strip(),
+        "root": str(env.root),
+        "config_dir": str(env.config_dir),
+        "cwd": str(env.cwd),
+        "pid": pid,
+        "started_ms": run.started_ms,
+        "error": error,
+        "notes": run.notes,
+        "hooks": env.hooks(),
+        "actions": run.actions,
+        "observed": observer.events,
+        "requests": [_request_summary(r) for r in model.requests[first_request:]],
+        "transcripts": {
+            str(p.relative_to(env.config_dir)): read_jsonl(p)
+            for p in sorted((env.config_dir / "projects").rglob("*.jsonl"))
+        }
+        if (env.config_dir / "projects").is_dir()
+        else {},
+        "meta_files": {
+            str(p.relative_to(env.config_dir)): json.loads(p.read_text())
+            for p in sorted((env.config_dir / "projects").rglob("*.meta.json"))
+        }
+        if (env.config_dir / "projects").is_dir()
+        else {},
+        "leftover_pid_files": leftover,
+    }
+
+
+def _request_summary(r: Any) -> dict[str, Any]:
+    body = r.body if isinstance(r.body, dict) else {}
+    return {
+        "t": int(r.received_at * 1000),
+        "t_end": int(r.finished_at * 1000) if r.finished_at else None,
+        "method": r.method,
+        "path": r.path,
+        "kind": r.kind,
+        "scenario": r.scenario,
+        "step": r.plan.step if r.plan else None,
+        "status": r.status,
+        "completed": r.completed,
+        "request_id": r.request_id,
+        "message_id": r.message_id,
+        "usage": r.usage,
+        "retry_count": r.headers.get("x-stainless-retry-count"),
+        "model": body.get("model"),
+        "n_tools": len(body.get("tools") or []),
+        "n_messages": len(body.get("messages") or []),
+        "system_head": _system_head(body),
+    }
+
+
+def _system_head(body: dict[str, Any]) -> str:
+    text = system_text(body)
+    text = re.sub(r"^x-anthropic-billing-header:[^\n]*\n?", "", text)
+    return text.strip()[:80]
+
+
+# --------------------------------------------------------------------------- normalization
+
+
+def normalizer(rec: dict[str, Any]) -> Callable[[Any], Any]:
+    """A function that replaces this run's temp paths and pid by placeholders, recursively."""
+    root = rec["root"]
+    home = root + "/home"
+    pairs = [
+        (home + "/.claude", PLACEHOLDER_HOME + "/.claude"),
+        (home + "/project", PLACEHOLDER_HOME + "/project"),
+        (home, PLACEHOLDER_HOME),
+        (root, PLACEHOLDER_HOME + "/.sim"),
+        (encode_project_dir(home + "/project"), encode_project_dir(PLACEHOLDER_HOME + "/project")),
+        (encode_project_dir(home), encode_project_dir(PLACEHOLDER_HOME)),
+    ]
+    pid = rec.get("pid")
+
+    def fix_str(s: str) -> str:
+        for a, b in pairs:
+            s = s.replace(a, b)
+        if pid:
+            s = re.sub(rf"\b{pid}\.json\b", f"{PLACEHOLDER_PID}.json", s)
+        return s
+
+    def fix(v: Any, key: str | None = None) -> Any:
+        if isinstance(v, str):
+            return fix_str(v)
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        if isinstance(v, dict):
+            return {fix_str(k): fix(x, k) for k, x in v.items()}
+        if pid and key == "pid" and v == pid:
+            return PLACEHOLDER_PID
+        return v
+
+    return fix
+
+
+def _summarize(ev: dict[str, Any]) -> str:
+    """A one-line description of a timeline event."""
+    src = ev["source"]
+    if src == "action":
+        return ev["action"]
+    if src == "hook":
+        p = ev["payload"] or {}
+        name = p.get("hook_event_name", "?")
+        bits = []
+        for k in (
+            "source",
+            "reason",
+            "tool_name",
+            "notification_type",
+            "error",
+            "trigger",
+            "agent_type",
+            "agent_id",
+            "is_interrupt",
+        ):
+            if k in p:
+                val = p[k]
+                if k == "agent_id":
+                    val = "…" + str(val)[-4:]
+                bits.append(f"{k}={val}")
+        if name == "Notification":
+            bits.append(repr(p.get("message")))
+        return f"{name}({', '.join(bits)})" if bits else name
+    if src == "pid":
+        d = ev["data"]
+        if d is None:
+            return "PID file removed"
+        s = d.get("status", "(no status)")
+        if d.get("waitingFor"):
+            s += f" ({d['waitingFor']})"
+        return f"status={s}"
+    if src == "transcript":
+        return _summarize_record(ev["record"], ev["file"])
+    if src == "request":
+        u = ev.get("usage") or {}
+        what = ev.get("kind") or ev["path"]
+        if ev.get("scenario"):
+            what += f" {ev['scenario']}#{ev['step']}"
+        status = ev["status"] or "-"
+        end = "" if ev["completed"] else " (client went away)"
+        return f"{ev['method']} {ev['path']} → {status} [{what}]{end}" + (
+            f" out={u.get('output_tokens')}" if u else ""
+        )
+    return src
+
+
+def _content_desc(content: Any) -> str:
+    if isinstance(content, str):
+        return "text " + repr(content[:60])
+    parts = []
+    for b in content or []:
+        t = b.get("type")
+        if t == "text":
+            parts.append("text " + repr(str(b.get("text"))[:60]))
+        elif t == "tool_use":
+            parts.append(f"tool_use {b.get('name')}")
+        elif t == "tool_result":
+            c = b.get("content")
+            if isinstance(c, list):
+                c = " ".join(str(x.get("text", "")) for x in c if isinstance(x, dict))
+            err = " is_error" if b.get("is_error") else ""
+            parts.append(f"tool_result{err} {str(c)[:60]!r}")
+        else:
+            parts.append(str(t))
+    return " + ".join(parts)
+
+
+def _summarize_record(r: dict[str, Any], file: str) -> str:
+    t = r.get("type")
+    where = " [sub-agent file]" if "/subagents/" in file else ""
+    if t == "assistant":
+        m = r.get("message", {})
+        u = m.get("usage", {})
+        mid = str(m.get("id", ""))
+        mid = mid[:8] + "…" if mid.startswith("msg_") else "uuid " + mid[:8] + "…"
+        return (
+            f"assistant {_content_desc(m.get('content'))} stop={m.get('stop_reason')} "
+            f"out={u.get('output_tokens')} id={mid}{where}"
+        )
+    if t == "user":
+        m = r.get("message", {})
+        flags = [f for f in ("isMeta", "isCompactSummary") if r.get(f)]
+        return (
+            f"user {_content_desc(m.get('content'))}{' ' + ','.join(flags) if flags else ''}{where}"
+        )
+    if t == "system":
+        return f"system {r.get('subtype')}{where}"
+    return f"{t}{where}"
+
+
+def timeline(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """All events of a recording, ordered by time, each with ``ms`` since the start.
+
+    Times: actions when the keystroke was sent; hooks when the recorder hook started; model
+    requests when received; transcript records when the poller saw them; PID-file changes at
+    the file's own ``statusUpdatedAt`` when that changed (the CLI's write time; the poller can
+    lag under load), else when the poller saw them.
+    """
+    evs: list[dict[str, Any]] = []
+    evs.extend(rec["actions"])
+    for h in rec["hooks"]:
+        evs.append({"t": h["t"], "source": "hook", "payload": h["payload"]})
+    last_stamp: dict[str, Any] = {}
+    for e in rec["observed"]:
+        if e["source"] == "pid" and e["data"]:
+            stamp = e["data"].get("statusUpdatedAt")
+            if stamp is not None and stamp != last_stamp.get(e["file"]):
+                last_stamp[e["file"]] = stamp
+                e = {**e, "t": int(stamp), "seen": e["t"]}
+        evs.append(e)
+    for q in rec["requests"]:
+        evs.append({**q, "source": "request"})
+    order = {"action": 0, "request": 1, "hook": 2, "pid": 3, "transcript": 4}
+    evs.sort(key=lambda e: (e["t"], order.get(e["source"], 9)))
+    t0 = rec["started_ms"]
+    return [
+        {"ms": e["t"] - t0, "source": e["source"], "key": _key(e), "what": _summarize(e)}
+        for e in evs
+    ]
+
+
+def _key(ev: dict[str, Any]) -> str:
+    """A short machine-readable label of a timeline event (used by the doc's measurements).
+
+    ``hook:<Event>``, ``pid:<status>`` / ``pid:removed`` / ``pid:none``,
+    ``transcript:<type>[:<subtype>]`` (``transcript:marker`` for interrupt markers,
+    ``transcript:sub:…`` in sub-agent files), ``request:<kind>:<status>``, ``action``.
+    """
+    src = ev["source"]
+    if src == "hook":
+        return "hook:" + str((ev["payload"] or {}).get("hook_event_name"))
+    if src == "pid":
+        d = ev["data"]
+        return "pid:removed" if d is None else "pid:" + str(d.get("status", "none"))
+    if src == "transcript":
+        r = ev["record"]
+        sub = "sub:" if "/subagents/" in ev["file"] else ""
+        if _is_marker(r):
+            return f"transcript:{sub}marker"
+        t = str(r.get("type"))
+        if t == "system":
+            t += ":" + str(r.get("subtype"))
+        elif t == "assistant" and r.get("isApiErrorMessage"):
+            t += ":api_error"
+        return f"transcript:{sub}{t}"
+    if src == "request":
+        return f"request:{ev.get('kind') or ev['path']}:{ev['status']}"
+    return src
+
+
+def write_fixtures(rec: dict[str, Any], out: Path) -> None:
+    """Write one recording as normalized golden fixtures under ``out/<name>/``."""
+    fix = normalizer(rec)
+    d = out / rec["name"]
+    shutil.rmtree(d, ignore_errors=True)
+    (d / "transcripts").mkdir(parents=True)
+    with open(d / "hooks.jsonl", "w") as fh:
+        for h in rec["hooks"]:
+            fh.write(json.dumps(fix(h["payload"]), separators=(",", ":")) + "\n")
+    with open(d / "pid-files.jsonl", "w") as fh:
+        for e in rec["observed"]:
+            if e["source"] == "pid":
+                fh.write(json.dumps(fix(e["data"]), separators=(",", ":")) + "\n")
+    for rel, records in rec["transcripts"].items():
+        rel_fixed = fix(rel).removeprefix("projects/")
+        rel_fixed = rel_fixed.split("/", 1)[1] if "/" in rel_fixed else rel_fixed
+        p = d / "transcripts" / rel_fixed
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "w") as fh:
+            for r in records:
+                fh.write(json.dumps(fix(r), separators=(",", ":"), ensure_ascii=False) + "\n")
+    for rel, meta in rec["meta_files"].items():
+        rel_fixed = fix(rel).removeprefix("projects/").split("/", 1)[1]
+        p = d / "transcripts" / rel_fixed
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(fix(meta), indent=1) + "\n")
+    with open(d / "requests.jsonl", "w") as fh:
+        for q in rec["requests"]:
+            fh.write(json.dumps(fix(q), separators=(",", ":")) + "\n")
+    info = {
+        "scenario": rec["name"],
+        "description": rec["doc"],
+        "cli_version": CLI_VERSION,
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec["started_ms"] / 1000)),
+        "error": rec["error"],
+        "notes": fix(rec["notes"]),
+        "leftover_pid_files": fix(rec["leftover_pid_files"]),  # None: CLI still ran
+        "timeline": fix(timeline(rec)),
+    }
+    (d / "timeline.json").write_text(json.dumps(info, indent=1, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- contradictions
+# Each entry: (title, explanation, check). A check reads the recordings ({scenario: timeline
+# info, with "_hooks" = the payloads}) and returns the evidence, or None when this recording
+# does not show the behaviour any more (the doc then says so, so a new CLI version is noticed).
+
+Tls = dict[str, dict[str, Any]]
+
+
+def _tl(tls: Tls, name: str) -> list[dict[str, Any]]:
+    return tls.get(name, {}).get("timeline", [])
+
+
+def _after_action(tls: Tls, name: str, text: str) -> list[dict[str, Any]]:
+    """Events after the first action containing ``text``, up to the next action."""
+    tl = _tl(tls, name)
+    act = _first(tl, "action", pred=lambda e: text in e["what"])
+    if act is None:
+        return []
+    out = []
+    for e in tl[tl.index(act) + 1 :]:
+        if e["source"] == "action":
+            break
+        out.append(e)
+    return out
+
+
+def _gap_ms(tls: Tls, name: str, a: str, b: str, after: str) -> int | None:
+    """ms from the first ``a`` to the first later ``b`` (keys, or ``action``) after an action.
+
+    ``a == "action"`` measures from the action itself.
+    """
+    tl = _tl(tls, name)
+    act = _first(tl, "action", pred=lambda e: after in e["what"])
+    if act is None:
+        return None
+    evs = [act, *_after_action(tls, name, after)]
+    ea = act if a == "action" else next((e for e in evs if e["key"] == a), None)
+    if ea is None:
+        return None
+    rest = tl[tl.index(ea) + 1 :] if ea in tl else evs  # ``b`` may come after the next action
+    eb = next((e for e in rest if e["key"] == b), None)
+    return eb["ms"] - ea["ms"] if eb else None
+
+
+def _chk_marker_after_pid_idle(tls: Tls) -> str | None:
+    found = []
+    for name, act in (
+        ("esc_stream", "Esc"),
+        ("esc_dialog", "Esc"),
+        ("deny", "No"),
+        ("esc_during_tool", "Esc"),
+    ):
+        g = _gap_ms(tls, name, "pid:idle", "transcript:marker", act)
+        if g is not None and g > 0:
+            found.append(f"`{name}` marker {g} ms after PID `idle`")
+    return "; ".join(found) or None
+
+
+def _chk_no_hook_after(name: str, action: str) -> Callable[[Tls], str | None]:
+    def check(tls: Tls) -> str | None:
+        evs = _after_action(tls, name, action)
+        if not evs:
+            return None
+        hooks = [e["what"] for e in evs if e["source"] == "hook"]
+        pid = _dedup([e["key"].removeprefix("pid:") for e in evs if e["source"] == "pid"])
+        marker = any(e["key"] == "transcript:marker" for e in evs)
+        if hooks or not marker:
+            return None
+        return f"`{name}`: no hook after the keystroke; PID {' → '.join(pid)}; marker written"
+
+    return check
+
+
+def _chk_pid_busy_without_turn(tls: Tls) -> str | None:
+    found = []
+    for name, act in (("clear", "/clear"), ("compact", "/compact")):
+        evs = _after_action(tls, name, act)
+        pid = _dedup([e["key"].removeprefix("pid:") for e in evs if e["source"] == "pid"])
+        hooks = [e["what"] for e in evs if e["source"] == "hook"]
+        upto = [h for h in hooks if not h.startswith(("UserPromptSubmit", "Stop"))]
+        if "busy" in pid and "Stop" not in " ".join(upto):
+            found.append(f"`{name}`: PID {' → '.join(pid[:3])} with hooks {', '.join(upto[:4])}")
+    return "; ".join(found) or None
+
+
+def _chk_compact(tls: Tls) -> str | None:
+    evs = _after_action(tls, "compact", "/compact")
+    hooks = [e["what"] for e in evs if e["source"] == "hook"]
+    if not any(h.startswith("SubagentStop") for h in hooks):
+        return None
+    seq = [
+        e["what"] if e["source"] == "hook" else e["key"].removeprefix("transcript:")
+        for e in evs
+        if e["source"] == "hook"
+        or e["key"] in ("transcript:system:compact_boundary", "transcript:user")
+    ]
+    return "`compact`: " + " → ".join(_dedup(seq)[:8])
+
+
+def _chk_529(tls: Tls) -> str | None:
+    evs = _tl(tls, "error_529")
+    sf = next((e for e in evs if e["key"] == "hook:StopFailure"), None)
+    n = sum(1 for e in evs if e["key"].startswith("request:scenario:529"))
+    if not sf or "overloaded" in sf["what"]:
+        return None
+    return f"`error_529`: {n} attempts, then {sf['what']}"
+
+
+def _chk_esc_tool_no_failure_hook(tls: Tls) -> str | None:
+    evs = _after_action(tls, "esc_during_tool", "Esc")
+    if not evs or any(e["source"] == "hook" for e in evs):
+        return None
+    res = next((e["what"] for e in evs if "tool_result" in e["what"]), "?")
+    return f"`esc_during_tool`: no hook; transcript {res!r}"
+
+
+def _chk_partial_block_kept(tls: Tls) -> str | None:
+    evs = _after_action(tls, "esc_stream", "Esc")
+    rec = next((e["what"] for e in evs if e["key"] == "transcript:assistant"), None)
+    return f"`esc_stream`: {rec}" if rec and "id=uuid" in rec else None
+
+
+def _chk_queued_prompt(tls: Tls) -> str | None:
+    hooks = [h.get("hook_event_name") for h in tls.get("prompt_while_busy", {}).get("_hooks", [])]
+    if not hooks or hooks.count("UserPromptSubmit") != 1:
+        return None
+    return (
+        f"`prompt_while_busy`: hooks {', '.join(hooks)} (one UserPromptSubmit, one Stop "
+        "for two prompts)"
+    )
+
+
+def _chk_status_before_start(tls: Tls) -> str | None:
+    for name, info in tls.items():
+        for p in info.get("_pid_files", []):
+            if p and "statusUpdatedAt" in p and p["statusUpdatedAt"] < p["startedAt"]:
+                return (
+                    f"`{name}`: first status `{p['status']}` has statusUpdatedAt "
+                    f"{p['statusUpdatedAt'] - p['startedAt']} ms relative to startedAt"
+                )
+    return None
+
+
+def _chk_fields(
+    event: str, present: tuple[str, ...] = (), absent: tuple[str, ...] = ()
+) -> Callable[[Tls], str | None]:
+    def check(tls: Tls) -> str | None:
+        seen = [
+            h
+            for info in tls.values()
+            for h in info.get("_hooks", [])
+            if h.get("hook_event_name") == event
+        ]
+        if not seen:
+            return None
+        bad_p = [k for k in present if all(k in h for h in seen)]
+        bad_a = [k for k in absent if all(k not in h for h in seen)]
+        if len(bad_p) != len(present) or len(bad_a) != len(absent):
+            return None
+        bits = [f"`{k}` always present" for k in bad_p] + [f"`{k}` never present" for k in bad_a]
+        return f"{len(seen)} {event} payloads: " + ", ".join(bits)
+
+    return check
+
+
+def _chk_stop_before_records(tls: Tls) -> str | None:
+    late, total, worst = 0, 0, 0
+    for info in tls.values():
+        tl = info["timeline"]
+        for i, e in enumerate(tl):
+            if e["key"] != "hook:Stop":
+                continue
+            total += 1
+            for later in tl[i + 1 :]:
+                if later["source"] == "action" or later["key"] == "hook:UserPromptSubmit":
+                    break
+                if later["key"] == "transcript:assistant":
+                    late += 1
+                    worst = max(worst, later["ms"] - e["ms"])
+                    break
+    if not late:
+        return None
+    return (
+        f"in {late} of {total} recorded turns the final assistant record was seen after "
+        f"the Stop hook (up to {worst} ms later)"
+    )
+
+
+def _chk_error_record_order(tls: Tls) -> str | None:
+    user_after, hook_first = [], []
+    for name in ("error_429", "error_529", "error_500", "error_500_retried"):
+        tl = _tl(tls, name)
+        keys = [e["key"] for e in tl if e["source"] == "transcript"]
+        if "transcript:assistant:api_error" in keys:
+            i = keys.index("transcript:assistant:api_error")
+            if "transcript:user" in keys[i:]:
+                user_after.append(f"`{name}`")
+        sf = _first(tl, "hook:StopFailure")
+        rec = _first(tl, "transcript:assistant:api_error")
+        if sf and rec and rec["ms"] > sf["ms"]:
+            hook_first.append(f"`{name}` {rec['ms'] - sf['ms']} ms")
+    if not user_after:
+        return None
+    return (
+        "prompt record appended after the API-error record in "
+        + ", ".join(user_after)
+        + "; StopFailure ahead of the API-error record in "
+        + (", ".join(hook_first) or "none")
+    )
+
+
+def _chk_kill9(tls: Tls) -> str | None:
+    info = tls.get("kill9")
+    if not info or not info.get("leftover_pid_files"):
+        return None
+    hooks = [h.get("hook_event_name") for h in info.get("_hooks", [])]
+    if "SessionEnd" in hooks:
+        return None
+    return (
+        f"`kill9`: left {info['leftover_pid_files']} (last status "
+        f"`{(info['_pid_files'][-1] or {}).get('status')}`), no SessionEnd"
+    )
+
+
+CONTRADICTIONS: list[tuple[str, str, Callable[[Tls], str | None]]] = [
+    (
+        "The PID file says `idle` before the interrupt marker reaches the transcript.",
+        'DESIGN (PID-file rules) decides "idle after busy → review, unless the transcript '
+        'ends with an interrupt marker (→ idle)" and "for `idle`: → idle (dismissed with '
+        'Esc …)". After Esc or a rejection the PID file turns `idle` tens to hundreds of ms '
+        "*before* the transcript flush (100 ms timer) writes the marker, so a monitor that "
+        "looks at the transcript the moment the PID file changes sees no marker yet and would "
+        "call an interrupt `review`. Wait for the next transcript flush (≥ 250 ms) before "
+        "deciding, or let a later marker turn review → idle.",
+        _chk_marker_after_pid_idle,
+    ),
+    (
+        'Choosing "No" in a permission dialog fires no hook at all (like Esc).',
+        "DESIGN only names Esc as the hook-less way out of a dialog, and facts §2.7 expects at "
+        'most a PostToolUseFailure. Option "3. No" fires no PostToolUseFailure, no '
+        "PermissionDenied, no Stop; the transcript gets the rejection tool_result and the "
+        "`[Request interrupted by user for tool use]` marker; PID `waiting` → `idle`.",
+        _chk_no_hook_after("deny", "No"),
+    ),
+    (
+        "Esc while an approved tool runs fires no PostToolUseFailure.",
+        'Facts §2.7: "At most a PostToolUseFailure with is_interrupt: true arrives"; facts '
+        "§5.8 expects a cancelled shell to leave \"The user doesn't want to take this action "
+        'right now…" or an "Exit code … interrupted" result. Observed for an 8 s Bash '
+        "command interrupted after 1 s: no hook at all, PID `busy` → `idle`, and the "
+        "tool_result is the *rejection* text plus the `…for tool use]` marker.",
+        _chk_esc_tool_no_failure_hook,
+    ),
+    (
+        "Esc during streaming keeps the partial text block.",
+        'Facts §5.8: "Blocks already completed are in the file; the partial block is not." '
+        "Observed: the partial text is written as a synthetic assistant record (`message.id` a "
+        "UUID, `output_tokens` 0, stop_reason `stop_sequence`) right before the marker "
+        "(as real-claude-offline.md says).",
+        _chk_partial_block_kept,
+    ),
+    (
+        "`/clear` and `/compact` turn the PID file `busy` → `idle` without any turn.",
+        'DESIGN\'s PID rule for hook-less sessions ("idle after busy → review") would '
+        "report `review` after every /clear (the PID file is busy while the old session ends "
+        "and the new id is set) and every /compact. No UserPromptSubmit/Stop brackets these; "
+        "with hooks, SessionStart(clear)/PostCompact arrive instead.",
+        _chk_pid_busy_without_turn,
+    ),
+    (
+        "Compaction fires SubagentStop without SubagentStart, and the hooks come before the "
+        "boundary records.",
+        "DESIGN counts `subagents` ±1 on SubagentStart/SubagentStop: compaction sends an "
+        "unmatched SubagentStop (empty `agent_type`, `last_assistant_message` = the summary, an "
+        "`agent_transcript_path` that is never written), so a running real sub-agent would be "
+        "undercounted. Facts §5.9 lists boundary + summary records before "
+        "SessionStart(compact) and PostCompact; in the file they appear after both hooks.",
+        _chk_compact,
+    ),
+    (
+        "Repeated 529 ends as StopFailure `error: server_error`, not `overloaded`.",
+        'DESIGN\'s example errors "(rate_limit, overloaded, …)" and facts §2.7 list '
+        "`overloaded`; with the default (Opus) model the CLI gives up after 3 consecutive "
+        '529s ("Repeated 529 Overloaded errors") and reports `server_error`. It retries 529 '
+        "even with `x-should-retry: false`.",
+        _chk_529,
+    ),
+    (
+        "A prompt typed while a tool runs fires no UserPromptSubmit.",
+        "DESIGN: UserPromptSubmit sets the last user prompt. A prompt typed while the turn "
+        "runs is queued (`queue-operation` enqueue), then handed to the model inside the same "
+        "turn as a `queued_command` attachment: no UserPromptSubmit, a single Stop for both.",
+        _chk_queued_prompt,
+    ),
+    (
+        "The first PID-file status is stamped before `startedAt`.",
+        "DESIGN orders signals by `statusUpdatedAt`. The initial `idle` carries a "
+        "`statusUpdatedAt` up to a few hundred ms *earlier* than the file's own `startedAt` (and "
+        "before the SessionStart hook), and the very first write has no `status` at all.",
+        _chk_status_before_start,
+    ),
+    (
+        "Hazard: the Stop hook can arrive before the turn's records are in the transcript.",
+        "Not a contradiction (facts §5.2: 100 ms flush timer), but DESIGN's Stop handling "
+        '("last assistant message", tokens) must not assume the transcript already holds '
+        "the answer: use the Stop payload's `last_assistant_message` and let the tailer catch "
+        "up. A kill -9 within ~100 ms of Stop can lose the turn's records entirely.",
+        _chk_stop_before_records,
+    ),
+    (
+        "Hazard: after an API error the transcript can end with the user prompt.",
+        "Restart recovery (DESIGN step 4) and facts §5.11 read the last record: after a "
+        "StopFailure the prompt's `user` record may be appended *after* the synthetic "
+        'API-error assistant record, so the file looks like "prompt submitted, never '
+        'answered". Look for an `isApiErrorMessage` record in the last turn, not only at '
+        "the end.",
+        _chk_error_record_order,
+    ),
+    (
+        "kill -9 leaves the PID file behind with its last status (as facts §3 says).",
+        'Consistent with facts §3; listed because DESIGN\'s "process gone" needs the pid '
+        "check (the file alone still says `idle`/`busy`).",
+        _chk_kill9,
+    ),
+    (
+        "PermissionRequest carries no `tool_use_id`; Notification has no `permission_mode`.",
+        "Consistent with facts §2.7/§2.6 (listed here because DESIGN keys the needs-input "
+        "detail on the tool): match a PermissionRequest to its PreToolUse by order and "
+        "`tool_input`, not by id.",
+        _chk_fields(
+            "PermissionRequest", present=("tool_name", "tool_input"), absent=("tool_use_id",)
+        ),
+    ),
+]
+
+
+# --------------------------------------------------------------------------- the doc
+
+_META_TYPES = {
+    "transcript:mode",
+    "transcript:permission-mode",
+    "transcript:file-history-snapshot",
+    "transcript:attachment",
+    "transcript:queue-operation",
+    "transcript:last-prompt",
+    "transcript:ai-title",
+    "transcript:custom-title",
+    "transcript:sub:attachment",
+}
+
+
+def _load_timelines(out: Path) -> dict[str, dict[str, Any]]:
+    found = {}
+    for name in SCENARIOS:
+        f = out / name / "timeline.json"
+        if f.exists():
+            info = json.loads(f.read_text())
+            info["_hooks"] = [h for h in read_jsonl(out / name / "hooks.jsonl") if h]
+            info["_pid_files"] = read_jsonl(out / name / "pid-files.jsonl")
+            found[name] = info
+    return found
+
+
+def _first(
+    tl: list[dict[str, Any]],
+    key: str,
+    after: int = -(10**9),
+    pred: Callable[[dict[str, Any]], bool] | None = None,
+) -> dict[str, Any] | None:
+    for e in tl:
+        if e["ms"] >= after and e["key"] == key and (pred is None or pred(e)):
+            return e
+    return None
+
+
+def _dedup(seq: list[str]) -> list[str]:
+    out: list[str] = []
+    for x in seq:
+        if not out or out[-1] != x:
+            out.append(x)
+    return out
+
+
+def _cell(items: list[str]) -> str:
+    return " → ".join(items).replace("|", "\\|") or "—"
+
+
+def summary_row(info: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(hooks, PID statuses, transcript records, model requests) of one scenario."""
+    tl = info["timeline"]
+    hooks = [e["what"] for e in tl if e["source"] == "hook"]
+    pid = _dedup([e["what"].removeprefix("status=") for e in tl if e["source"] == "pid"])
+    tr = _dedup(
+        [
+            e["key"].removeprefix("transcript:")
+            for e in tl
+            if e["source"] == "transcript" and e["key"] not in _META_TYPES
+        ]
+    )
+    reqs = [
+        e["key"].removeprefix("request:")
+        for e in tl
+        if e["source"] == "request" and e["key"] != "request:/:404"
+    ]
+    return _cell(hooks), _cell(pid), _cell(tr), _cell(_dedup_count(reqs))
+
+
+def _dedup_count(seq: list[str]) -> list[str]:
+    out: list[list[Any]] = []
+    for x in seq:
+        if out and out[-1][0] == x:
+            out[-1][1] += 1
+        else:
+            out.append([x, 1])
+    return [f"{x} ×{n}" if n > 1 else x for x, n in out]
+
+
+MEASUREMENTS: list[tuple[str, str, str, str, str]] = [
+    # (scenario, after action containing, from key, to key, label)
+    (
+        "approve",
+        "please run",
+        "hook:PermissionRequest",
+        "pid:waiting",
+        "PermissionRequest hook → PID `waiting`",
+    ),
+    (
+        "approve",
+        "please run",
+        "hook:PermissionRequest",
+        "transcript:assistant",
+        "PermissionRequest hook → the tool_use record in the transcript",
+    ),
+    ("approve", "1. Yes", "action", "pid:busy", "approval keystroke → PID `busy`"),
+    ("approve", "1. Yes", "action", "hook:PostToolUse", "approval keystroke → PostToolUse"),
+    ("approve", "1. Yes", "hook:Stop", "pid:idle", "Stop hook → PID `idle`"),
+    ("long_command", "1. Yes", "action", "pid:busy", "approval keystroke → PID `busy`"),
+    (
+        "long_command",
+        "1. Yes",
+        "action",
+        "hook:PostToolUse",
+        "approval keystroke → PostToolUse (8 s command)",
+    ),
+    (
+        "approve_after_notification",
+        "please run",
+        "hook:PermissionRequest",
+        "hook:Notification",
+        "PermissionRequest → Notification(permission_prompt)",
+    ),
+    ("esc_stream", "Esc", "action", "pid:idle", "Esc → PID `idle`"),
+    ("esc_stream", "Esc", "pid:idle", "transcript:marker", "PID `idle` → interrupt marker seen"),
+    ("esc_dialog", "Esc", "action", "pid:idle", "Esc → PID `idle`"),
+    ("esc_dialog", "Esc", "pid:idle", "transcript:marker", "PID `idle` → interrupt marker seen"),
+    ("deny", "No", "action", "pid:idle", '"No" → PID `idle`'),
+    ("deny", "No", "pid:idle", "transcript:marker", "PID `idle` → interrupt marker seen"),
+    ("esc_during_tool", "Esc", "action", "pid:idle", "Esc → PID `idle`"),
+    (
+        "esc_during_tool",
+        "Esc",
+        "pid:idle",
+        "transcript:marker",
+        "PID `idle` → interrupt marker seen",
+    ),
+    (
+        "plain",
+        "say hi",
+        "hook:Stop",
+        "transcript:assistant",
+        "Stop hook → assistant record seen (negative: seen before Stop)",
+    ),
+    (
+        "clear",
+        "/clear",
+        "hook:SessionEnd",
+        "hook:SessionStart",
+        "SessionEnd(clear) → SessionStart(clear)",
+    ),
+    ("start_exit", "/exit", "pid:removed", "hook:SessionEnd", "PID file removed → SessionEnd"),
+]
+
+
+def measurements(tls: Tls) -> list[tuple[str, str]]:
+    """Timings computed from the recordings: (what, measured value)."""
+    rows: list[tuple[str, str]] = []
+    for name, after, a, b, label in MEASUREMENTS:
+        if name not in tls:
+            continue
+        g = _gap_ms(tls, name, a, b, after)
+        rows.append((f"`{name}`: {label}", f"{g:+d} ms" if g is not None else "not seen"))
+    for name in ("error_429", "error_529", "error_500", "error_500_retried"):
+        t = _tl(tls, name)
+        errs = [e for e in t if e["source"] == "request" and e["key"].startswith("request:scen")]
+        stop = _first(t, "hook:StopFailure")
+        if errs:
+            span = errs[-1]["ms"] - errs[0]["ms"]
+            gaps = [b["ms"] - a["ms"] for a, b in itertools.pairwise(errs)]
+            fail = f"; StopFailure {stop['ms'] - errs[0]['ms']} ms after the first" if stop else ""
+            more = f" (gaps {', '.join(str(g) for g in gaps)} ms)" if gaps else ""
+            rows.append((f"`{name}`: attempts", f"{len(errs)} over {span} ms{more}{fail}"))
+    return rows
+
+
+def render_doc(out: Path) -> str:
+    """The markdown of docs/claude-code-behaviour.md, from the fixtures under ``out``."""
+    tls = _load_timelines(out)
+    recorded = sorted({i["recorded_at"][:10] for i in tls.values()})
+    lines = [
+        "# What the real Claude Code CLI does, per user action",
+        "",
+        "<!-- GENERATED by `python -m pmux_widget.simulate.record --doc …`: do not edit by"
+        " hand; edit CONTRADICTIONS / SCENARIOS in pmux_widget/simulate/record.py. -->",
+        "",
+        f"Claude Code **{CLI_VERSION}** (`{'@anthropic-ai/claude-code'}`), run interactively in "
+        "tmux (print mode for `print`) against the scripted model "
+        "(`pmux_widget.simulate.model`), recorded on " + ", ".join(recorded) + ". Every row "
+        "below was observed, not inferred: hooks by a recorder hook registered for all events "
+        "(receive time = when the hook process started), PID files and transcripts by polling "
+        "every 20 ms (time = when the change was seen), model requests by the server.",
+        "",
+        "Refresh (re-records every scenario with the real CLI, a few minutes):",
+        "",
+        "```sh",
+        ".venv/bin/python -m pmux_widget.simulate.record --out tests/fixtures/real \\",
+        "    --doc docs/claude-code-behaviour.md            # or name scenarios to redo",
+        ".venv/bin/python -m pmux_widget.simulate.record --doc-only \\",
+        "    --out tests/fixtures/real --doc docs/claude-code-behaviour.md   # doc only",
+        "```",
+        "",
+        "Fixtures: `tests/fixtures/real/<scenario>/` holds `hooks.jsonl` (payloads as Claude "
+        "wrote them), `pid-files.jsonl` (each distinct PID-file content; `null` = removed), "
+        "`transcripts/` (final transcript files), `requests.jsonl` and `timeline.json`. Temp "
+        "paths are replaced by `/home/dev` (HOME), `/home/dev/.claude` (CLAUDE_CONFIG_DIR), "
+        f"`/home/dev/project` (cwd); the CLI pid by `{PLACEHOLDER_PID}`.",
+        "",
+        "## Summary",
+        "",
+        "| Scenario | Hooks, in order | PID-file `status` | Transcript records (metadata "
+        "records omitted) | Model requests |",
+        "|---|---|---|---|---|",
+    ]
+    for name, info in tls.items():
+        h, p, t, q = summary_row(info)
+        flag = " **(recording failed)**" if info.get("error") else ""
+        lines.append(f"| `{name}`: {info['description']}{flag} | {h} | {p} | {t} | {q} |")
+    lines += ["", "## Measured timings", "", "| What | Measured |", "|---|---|"]
+    for what, val in measurements(tls):
+        lines.append(f"| {what} | {val} |")
+    lines += [
+        "",
+        "## Hook payload fields (all recordings)",
+        "",
+        "Keys in every payload of the event; *italic* = only in some payloads.",
+        "",
+        "| Event | Fields |",
+        "|---|---|",
+    ]
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for info in tls.values():
+        for h in info.get("_hooks", []):
+            by_event.setdefault(str(h.get("hook_event_name")), []).append(h)
+    for event in sorted(by_event):
+        payloads = by_event[event]
+        keys = sorted({k for h in payloads for k in h})
+        cells = [k if all(k in h for h in payloads) else f"*{k}*" for k in keys]
+        lines.append(f"| {event} ({len(payloads)}) | {', '.join(cells)} |")
+    lines += ["", "## Contradictions with DESIGN.md and the facts file", ""]
+    for title, body, check in CONTRADICTIONS:
+        evidence = check(tls)
+        status = evidence if evidence else "*(not reproduced in this recording: re-check)*"
+        lines += [f"- **{title}** {body} Evidence: {status}", ""]
+    lines += [
+        "## Timelines",
+        "",
+        "ms since the scenario started; `action` = keystroke sent by the driver.",
+        "",
+    ]
+    for name, info in tls.items():
+        lines += [f"### `{name}`", "", info["description"], ""]
+        if info.get("error"):
+            lines += [f"Recording failed: `{info['error'].splitlines()[0]}`", ""]
+        for note in info.get("notes", []):
+            if not note.startswith("screen at failure"):
+                lines += [f"Note: {note}", ""]
+        if info.get("leftover_pid_files"):
+            lines += [
+                "PID files left behind after the run: "
+                + ", ".join(f"`{x}`" for x in info["leftover_pid_files"]),
+                "",
+            ]
+        lines += ["| ms | source | event |", "|---:|---|---|"]
+        for e in info["timeline"]:
+            if e["key"] in _META_TYPES:
+                continue
+            what = e["what"].replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {e['ms']} | {e['source']} | {what} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Record scenarios into fixtures (and regenerate the behaviour doc)."""
+    parser = argparse.ArgumentParser(description="Record real Claude Code runs into fixtures.")
+    parser.add_argument("scenarios", nargs="*", help=f"default: all of {', '.join(SCENARIOS)}")
+    parser.add_argument("--out", type=Path, default=Path("tests/fixtures/real"))
+    parser.add_argument(
+        "--doc",
+        type=Path,
+        default=None,
+        help="regenerate this markdown file from everything under --out",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep raw recordings (temp dirs and raw.json) under this folder",
+    )
+    parser.add_argument("--cli", default=None, help="claude binary (default: ensure_cli())")
+    parser.add_argument(
+        "--from-raw",
+        type=Path,
+        default=None,
+        help="rewrite fixtures from raw recordings kept earlier with --keep (no CLI run)",
+    )
+    parser.add_argument(
+        "--doc-only",
+        action="store_true",
+        help="only regenerate --doc from the fixtures already under --out",
+    )
+    args = parser.parse_args(argv)
+    if args.doc_only:
+        if not args.doc:
+            parser.error("--doc-only needs --doc")
+        args.doc.write_text(render_doc(args.out))
+        print(f"wrote {args.doc}")
+        return 0
+    names = args.scenarios or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenarios: {unknown}")
+    if args.from_raw:
+        for name in names:
+            raw = args.from_raw / f"{name}.raw.json"
+            if raw.exists():
+                write_fixtures(json.loads(raw.read_text()), args.out)
+                print(f"{name:28s} rewritten from {raw}")
+        if args.doc:
+            args.doc.write_text(render_doc(args.out))
+            print(f"wrote {args.doc}")
+        return 0
+    cli = Path(args.cli) if args.cli else ensure_cli()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="pmux-record-"))
+    work.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    try:
+        for name in names:
+            t0 = time.monotonic()
+            rec = record_scenario(name, cli, work)
+            (work / f"{name}.raw.json").write_text(json.dumps(rec, indent=1))
+            write_fixtures(rec, args.out)
+            status = "FAILED: " + rec["error"] if rec["error"] else "ok"
+            failed += bool(rec["error"])
+            print(f"{name:28s} {time.monotonic() - t0:6.1f}s  {status}", flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.doc:
+        args.doc.write_text(render_doc(args.out))
+        print(f"wrote {args.doc}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
