@@ -225,6 +225,10 @@ class Session:
     ended: bool = False
     #: StopFailure's details, or the API error text, shown next to ``error``
     error_detail: str | None = None
+    #: ids of the sub-agents running now (``subagents`` is their count)
+    subagent_ids: tuple[str, ...] = ()
+    #: when the session last became busy (the start of the current or last turn)
+    turn_started_at: int = 0
 
     @property
     def hooked(self) -> bool:
@@ -295,6 +299,7 @@ class Session:
         known["tokens"] = Tokens.from_json(known.get("tokens"))
         known["tmux"] = TmuxLocation.from_json(known.get("tmux"))
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
+        known["subagent_ids"] = tuple(str(a) for a in known.get("subagent_ids") or ())
         return cls(**known)
 
 

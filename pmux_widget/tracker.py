@@ -153,7 +153,15 @@ def _move(session: Session, state: State, source: str, at: int) -> Session:
     decided = max(session.decided_at, at)
     if session.state is state:
         return session.replace(decided_at=decided)
-    return session.replace(state=state, state_since=at, source=source, decided_at=decided)
+    moved = session.replace(state=state, state_since=at, source=source, decided_at=decided)
+    if state is State.BUSY:
+        moved = moved.replace(turn_started_at=at)
+    return moved
+
+
+def _turn_ended_quietly(session: Session) -> bool:
+    """The transcript says the last busy period was no answer: Esc, /clear, /compact…"""
+    return session.transcript_end in ("interrupt", "meta")
 
 
 def _project_of(cwd: str | None) -> str | None:
@@ -180,6 +188,7 @@ def _end(session: Session, source: str, at: int) -> Session:
         ended=True,
         gone_checks=0,
         subagents=0,
+        subagent_ids=(),
         compacting=False,
         current_tool=None,
         tool_summary=None,
@@ -229,10 +238,14 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
 
 
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
-    if isinstance(signal, sig.SubagentStart):
-        return s.replace(subagents=s.subagents + 1)
-    if isinstance(signal, sig.SubagentStop):
-        return s.replace(subagents=max(0, s.subagents - 1))
+    # Counted by agent id: compaction fires a SubagentStop that no SubagentStart matched.
+    agent = signal.agent_id
+    if isinstance(signal, sig.SubagentStart) and agent and agent not in s.subagent_ids:
+        ids = (*s.subagent_ids, agent)
+        return s.replace(subagent_ids=ids, subagents=len(ids))
+    if isinstance(signal, sig.SubagentStop) and agent in s.subagent_ids:
+        ids = tuple(a for a in s.subagent_ids if a != agent)
+        return s.replace(subagent_ids=ids, subagents=len(ids))
     return s
 
 
@@ -250,7 +263,12 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             pane = signal.pane if signal.source in ("clear", "resume") else None
             _retire_others(step, s.session_id, signal.pid or s.pid, pane, at)
         s = s.replace(
-            compacting=False, subagents=0, current_tool=None, tool_summary=None, error=None
+            compacting=False,
+            subagents=0,
+            subagent_ids=(),
+            current_tool=None,
+            tool_summary=None,
+            error=None,
         )
         return _move(s, State.IDLE, source, at)
 
@@ -312,6 +330,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             tool_summary=None,
             tool_at=at,
             subagents=0,
+            subagent_ids=(),
         )
         return _move(s, State.REVIEW, source, at)
 
@@ -324,6 +343,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             tool_summary=None,
             tool_at=at,
             subagents=0,
+            subagent_ids=(),
         )
         return _move(s, State.REVIEW, source, at)
 
@@ -354,9 +374,17 @@ def _on_interrupt(step: _Builder, signal: sig.TranscriptInterrupt) -> None:
         return  # unknown session, or this marker (or a newer one) was already acted upon
     s = s.replace(interrupt_at=signal.at, transcript_end="interrupt")
     newer_than_hooks = signal.at >= s.last_hook_at and signal.at >= s.decided_at
-    if newer_than_hooks and s.state in _WORK_STATES:
+    # The PID file turns idle 85-185 ms before the marker is flushed (measured): a review
+    # that only the PID file decided, for the turn this marker ends, was really an Esc.
+    late_marker = (
+        s.state is State.REVIEW
+        and s.source == "pid:idle"
+        and not s.hooked
+        and signal.at >= s.turn_started_at
+    )
+    if (newer_than_hooks and s.state in _WORK_STATES) or late_marker:
         s = s.replace(current_tool=None, tool_summary=None, tool_at=signal.at)
-        s = _move(s, State.IDLE, "transcript:interrupt", signal.at)
+        s = _move(s, State.IDLE, "transcript:interrupt", max(signal.at, s.state_since))
     step.put(s)
 
 
@@ -402,7 +430,7 @@ def _pid_target(s: Session, status: str | None) -> tuple[State, str] | None:
         if s.state is State.NEEDS_INPUT:
             return State.IDLE, "pid:idle"  # the dialog was dismissed (Esc)
         if s.state in (State.BUSY, State.UNKNOWN):
-            if s.transcript_end == "interrupt":
+            if _turn_ended_quietly(s):
                 return State.IDLE, "pid:idle"
             return State.REVIEW, "pid:idle"
     return None

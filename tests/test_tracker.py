@@ -269,8 +269,20 @@ def test_subagentstart_subagentstop_count_never_below_zero():
     assert run.session.subagents == 2
     for _ in range(3):
         run.hook("SubagentStop", agent_id="a1")
+    assert run.session.subagents == 1
+    run.hook("SubagentStop", agent_id="a2")
+    run.hook("SubagentStop", agent_id="a2")
     assert run.session.subagents == 0
     assert run.state is State.BUSY
+
+
+def test_compaction_unmatched_subagentstop_does_not_miscount():
+    """Real CLI: /compact fires SubagentStop (agent_type "") with no SubagentStart."""
+    run = busy_run()
+    run.hook("SubagentStart", agent_id="a1", agent_type="general-purpose")
+    run.hook("PreCompact", trigger="manual")
+    run.hook("SubagentStop", agent_id="compact-agent", agent_type="")
+    assert run.session.subagents == 1
 
 
 @pytest.mark.parametrize("reason", ["clear", "resume"])
@@ -389,6 +401,34 @@ def test_pid_idle_after_busy_with_interrupt_marker_goes_idle():
     run(s.TranscriptUpdate(at=15, session_id=SID, ending="interrupt"))
     run.pid("idle", at=20)
     assert run.state is State.IDLE
+
+
+@pytest.mark.parametrize("ending", ["interrupt", "meta"])
+def test_pid_idle_after_a_turn_with_no_answer_goes_idle(ending):
+    """Real CLI: /clear and /compact turn the PID file busy → idle with no turn at all."""
+    run = Run()
+    run.pid("busy", at=10)
+    run(s.TranscriptUpdate(at=15, session_id=SID, ending=ending))
+    run.pid("idle", at=20)
+    assert run.state is State.IDLE
+
+
+def test_late_interrupt_marker_turns_pid_review_into_idle():
+    """Real CLI: PID `idle` lands 85-185 ms before the Esc marker is flushed."""
+    run = Run()
+    run.pid("busy", at=1000)
+    run.pid("idle", at=2000)
+    assert run.state is State.REVIEW
+    run(s.TranscriptInterrupt(at=1990, session_id=SID))
+    assert run.state is State.IDLE and run.session.source == "transcript:interrupt"
+
+
+def test_old_interrupt_marker_does_not_undo_a_pid_review():
+    run = Run()
+    run.pid("busy", at=1000)
+    run.pid("idle", at=2000)
+    run(s.TranscriptInterrupt(at=900, session_id=SID))  # from an earlier turn
+    assert run.state is State.REVIEW
 
 
 def test_pid_status_ignored_once_hooks_arrived():
