@@ -29,10 +29,13 @@ __all__ = [
     "on",
     "session",
     "sessions",
+    "show",
+    "sidebar",
     "start",
     "stop",
     "to_dataframe",
     "wait_for",
+    "widget",
 ]
 
 _hub: Hub | None = None
@@ -277,3 +280,52 @@ def wait_for(
     except RuntimeError:
         return waiter.result()
     return waiter
+
+
+# ---------------------------------------------------------------------------- showing
+
+_widget: Any = None
+
+
+def widget() -> Any:
+    """The process's :class:`~pmux_widget.widget.StatusWidget` (one model, many views)."""
+    global _widget
+    from .widget import StatusWidget
+
+    with _lock:
+        current = hub()
+        if _widget is None or _widget.comm is None or _widget._hub is not current:
+            _widget = StatusWidget(current)
+        return _widget
+
+
+def show() -> Any:
+    """Display the status widget in the cell's output; returns it (live until closed)."""
+    from IPython.display import display
+
+    shown = widget()
+    display(shown)
+    return shown
+
+
+def sidebar(title: str = "Claude sessions") -> Any:
+    """Dock the status widget in JupyterLab's right sidebar (sidecar).
+
+    Notebook 7 cannot dock a sidecar: there the cell shows the widget itself, with a note.
+    Returns the Sidecar.
+    """
+    from IPython.display import display
+    from sidecar import Sidecar
+
+    from .widget import StatusWidget
+
+    docked = Sidecar(title=title, anchor="right")
+    with docked:
+        display(widget())
+    stub = StatusWidget(hub(), mode="sidebar-stub")
+    stub.sidebar_note = (
+        "Docked in the right sidebar. (Notebook 7 cannot dock a sidecar: the widget is shown "
+        "here instead.)"
+    )
+    display(stub)
+    return docked

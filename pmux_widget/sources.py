@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 FOLLOWED_STATES = frozenset({State.BUSY, State.NEEDS_INPUT, State.UNKNOWN, State.REVIEW})
 #: After a PID file disappears, check the pid again this much later (confirms "gone").
 GONE_RECHECK_S = 1.5
+#: How often live sessions' pids are checked (kill -9 leaves the PID file behind).
+LIVENESS_S = 2.0
+#: Wait this long after a hookless PID ``idle`` for the transcript to catch up.
+PID_IDLE_SETTLE_S = 0.35
 _WATCH = {"debounce": 40, "step": 20, "rust_timeout": 2000}
 
 
@@ -79,7 +83,9 @@ class Sources:
         self.pid_files: dict[str, PidRecord] = {}  # PID-file path → last record
         self.tasks: list[asyncio.Task[Any]] = []
         self.stop_event = asyncio.Event()
-        self.transcript_roots_changed = asyncio.Event()
+        self.watch_restart = asyncio.Event()
+        self.watched_roots: list[Path] = []
+        self.background: set[asyncio.Future[Any]] = set()
         self.unlisten = hub.add_listener(self._on_changes)
 
     # ------------------------------------------------------------------ lifecycle
@@ -98,11 +104,13 @@ class Sources:
             asyncio.ensure_future(self._watch_pid_files()),
             asyncio.ensure_future(self._watch_transcripts()),
             asyncio.ensure_future(self._poll_loop()),
+            asyncio.ensure_future(self._liveness_loop()),
         ]
 
     async def stop(self) -> None:
         self.unlisten()
         self.stop_event.set()
+        self.watch_restart.set()
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
@@ -201,20 +209,35 @@ class Sources:
             self.pid_files[path] = record
             alive = await self._in(self.probe_pool, is_alive, record)
             if alive:
-                self._before_pid_status(record)
-                self.hub.apply(PidFile(at=record.event_time or _now(), record=record))
+                self._spawn(self._apply_pid_file(record))
 
-    def _before_pid_status(self, record: PidRecord) -> None:
-        """Read the transcript first: an Esc marker must be known before PID ``idle`` lands."""
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def _apply_pid_file(self, record: PidRecord) -> None:
+        """Apply a live PID file; a hookless ``idle`` first lets the transcript settle.
+
+        Measured: the PID file turns idle 85-185 ms before the Esc marker (or the /clear and
+        /compact records) reach the transcript, and the PID-only rule needs them to tell a
+        finished turn (review) from an interrupted one (idle). A newer PID file applied in the
+        meantime wins: the tracker orders by ``statusUpdatedAt``.
+        """
         session = self.hub.fleet.get(record.session_id)
-        if record.status != "idle" or session is None or session.hooked:
-            return
-        path = self._transcript_path(session, record)
-        if path is not None:
-            self.path_owner.setdefault(path, record.session_id)
-            result = self._poll_tailer(path)
-            if result is not None:
-                self._apply_tail(path, result)
+        settle = (
+            record.status == "idle"
+            and session is not None
+            and not session.hooked
+            and session.state in (State.BUSY, State.UNKNOWN)
+        )
+        if settle and session is not None:
+            await self._sleep(PID_IDLE_SETTLE_S)
+            path = self._transcript_path(session, record)
+            if path is not None:
+                self.path_owner.setdefault(path, record.session_id)
+                await self._tail([path])
+        self.hub.apply(PidFile(at=record.event_time or _now(), record=record))
 
     async def _pid_file_removed(self, path: str) -> None:
         record = self.pid_files.pop(path, None)
@@ -251,7 +274,7 @@ class Sources:
             with contextlib.suppress(Exception):
                 tailer = TranscriptTailer.from_cursor(path, cursor)
         self.tailers[path] = tailer or TranscriptTailer(path)
-        self.transcript_roots_changed.set()
+        self._roots_may_have_changed()
         return True
 
     def _poll_tailer(self, path: str) -> TailResult | None:
@@ -266,7 +289,7 @@ class Sources:
 
     def _apply_tail(self, path: str, result: TailResult) -> None:
         session_id = self.path_owner.get(path)
-        if session_id is None or not result.changed and not result.interrupts:
+        if session_id is None or (not result.changed and not result.interrupts):
             return
         facts = result.facts
         at = facts.last_record_at or _now()
@@ -322,36 +345,25 @@ class Sources:
         return sorted(roots)
 
     async def _watch_transcripts(self) -> None:
+        """Watch the dirs holding followed transcripts; restart when that set of dirs moves."""
         while not self.stop_event.is_set():
-            roots = self._roots()
-            self.transcript_roots_changed.clear()
-            if not roots:
-                await self._wait_roots_changed(2.0)
+            self.watched_roots = self._roots()
+            self.watch_restart = asyncio.Event()
+            if not self.watched_roots:
+                await self._sleep(2.0, self.watch_restart)
                 continue
-            restart = asyncio.Event()
-
-            async def restart_on_new_roots(wanted: list[Path] = roots) -> None:
-                while True:
-                    await self.transcript_roots_changed.wait()
-                    self.transcript_roots_changed.clear()
-                    if self._roots() != wanted:
-                        restart.set()
-                        return
-
-            watcher_stop = asyncio.Event()
-            guard = asyncio.ensure_future(restart_on_new_roots())
-            relay = asyncio.ensure_future(_relay(self.stop_event, restart, watcher_stop))
             try:
                 async for changes in watchfiles.awatch(
-                    *roots, stop_event=watcher_stop, **_WATCH
+                    *self.watched_roots, stop_event=self.watch_restart, **_WATCH
                 ):
                     await self._on_transcript_changes(changes)
             except (FileNotFoundError, RuntimeError, OSError) as exc:
                 log.debug("transcript watcher restarting: %s", exc)
                 await self._sleep(1.0)
-            finally:
-                guard.cancel()
-                relay.cancel()
+
+    def _roots_may_have_changed(self) -> None:
+        if self._roots() != self.watched_roots:
+            self.watch_restart.set()
 
     async def _on_transcript_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         touched = []
@@ -360,24 +372,19 @@ class Sources:
             if sid is None:
                 continue
             session = self.hub.fleet.get(sid)
-            if session is not None and (session.state in FOLLOWED_STATES or path not in touched):
+            if session is not None and session.state in FOLLOWED_STATES:
                 touched.append(path)
         await self._tail(dict.fromkeys(touched))
-
-    async def _wait_roots_changed(self, timeout: float) -> None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.transcript_roots_changed.wait(), timeout)
 
     def _on_changes(self, changes: list[Any], fleet: dict[str, Session]) -> None:
         """Listener: a session seen for the first time, or with a new transcript, is tracked."""
         for change in changes:
-            after = change.after
-            before = change.before
-            if before is None or before.transcript_path != after.transcript_path:
-                if self._track(after):
-                    path = self._transcript_path(after)
-                    if path is not None:
-                        asyncio.ensure_future(self._tail([path]))
+            after, before = change.after, change.before
+            moved = before is None or before.transcript_path != after.transcript_path
+            if moved and self._track(after):
+                path = self._transcript_path(after)
+                if path is not None:
+                    self._spawn(self._tail([path]))
 
     def _save_cursors(self) -> None:
         store = self.hub._store
@@ -399,6 +406,18 @@ class Sources:
             except Exception:
                 log.exception("poll failed")
 
+    async def _liveness_loop(self) -> None:
+        """Every few seconds, a pid check of running sessions (cheap: one /proc read each)."""
+        while not self.stop_event.is_set():
+            await self._sleep(LIVENESS_S)
+            for session in list(self.hub.fleet.values()):
+                if session.pid is None or session.ended or not session.running:
+                    continue
+                if not processes.pid_alive(session.pid):
+                    self.hub.apply(
+                        ProcessGone(at=_now(), session_id=session.session_id, pid=session.pid)
+                    )
+
     async def poll_once(self) -> None:
         """Discover panes and processes, refresh locations and ports, then the safety net."""
         await self._rescan_pid_files()
@@ -408,30 +427,23 @@ class Sources:
             current = self.hub.fleet.get(session_id)
             if current is None:
                 continue
-            if current.tmux != location or current.ports != tuple(ports) or (
-                pid is not None and current.pid is None
+            if (
+                current.tmux != location
+                or current.ports != tuple(ports)
+                or (pid is not None and current.pid is None)
             ):
                 self.hub.apply(
-                    Locate(at=_now(), session_id=session_id, tmux=location, ports=tuple(ports),
-                           pid=pid)
+                    Locate(
+                        at=_now(), session_id=session_id, tmux=location, ports=tuple(ports), pid=pid
+                    )
                 )
         self.hub.apply(PollTick(at=_now(), live=False, alive=facts["alive"]))
         await self._tail_all()
 
-    async def _sleep(self, seconds: float) -> None:
+    async def _sleep(self, seconds: float, event: asyncio.Event | None = None) -> None:
+        """Sleep, but wake at once when the hub stops (or ``event`` is set)."""
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.stop_event.wait(), seconds)
-
-
-async def _relay(stop: asyncio.Event, restart: asyncio.Event, out: asyncio.Event) -> None:
-    """Set ``out`` when either ``stop`` or ``restart`` is set (watchfiles takes one event)."""
-    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(restart.wait())]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        out.set()
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
+            await asyncio.wait_for((event or self.stop_event).wait(), seconds)
 
 
 def _probe(sessions: list[Session]) -> dict[str, Any]:

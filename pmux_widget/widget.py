@@ -1,0 +1,214 @@
+"""``StatusWidget``: the anywidget that shows every session, fed by the hub on the hub thread.
+
+Traffic (see docs/widget-protocol.md): the full fleet lives in the ``snapshot`` trait, which
+the kernel updates in place WITHOUT syncing it on every change; a view reads it when it is
+created (display, re-run, page reload). Each change travels alone as a ``patch`` message with
+only the touched sessions' rows, at most ~20 per second (bursts are coalesced).
+
+Updates are sent from the hub thread: they reach the browser even while a cell blocks.
+Messages from the browser (dismiss, install) are handled only when the kernel is idle — a
+Jupyter limit, so none of them is time-critical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from .model import Change, Session, count_states
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+__all__ = ["StatusWidget", "row_json"]
+
+STATIC = Path(__file__).parent / "static"
+#: At most one patch per this many seconds (≤ 20 front-end updates per second).
+MIN_PATCH_INTERVAL = 0.05
+
+
+def row_json(session: Session) -> dict[str, Any]:
+    """A widget row: the contract's session JSON plus what the view needs to explain it."""
+    row = session.to_json()
+    row["ended"] = session.ended
+    row["waiting_for"] = session.waiting_for
+    row["error_detail"] = session.error_detail
+    row["name"] = session.name
+    return row
+
+
+def _counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
+    live = [r for r in rows.values() if not r.get("ended")]
+    counts = {state: 0 for state in ("idle", "busy", "needs-input", "review", "unknown")}
+    for row in live:
+        counts[row["state"]] += 1
+    counts["attention"] = counts["needs-input"] + counts["review"]
+    return counts
+
+
+class StatusWidget(anywidget.AnyWidget):
+    """The session status widget. Create it with :func:`pmux_widget.show`."""
+
+    _esm = STATIC / "widget.js"
+    _css = STATIC / "widget.css"
+
+    snapshot = traitlets.Dict().tag(sync=True)
+    env = traitlets.Dict().tag(sync=True)
+    title_prefix = traitlets.Bool(True).tag(sync=True)
+    desktop_notifications = traitlets.Bool(False).tag(sync=True)
+    sidebar_note = traitlets.Unicode("").tag(sync=True)
+    mode = traitlets.Unicode("full").tag(sync=True)
+
+    def __init__(self, hub: Hub, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._hub = hub
+        self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._notes: list[dict[str, Any]] = []
+        self._seq = 0
+        self._last_flush = 0.0
+        self._flush_scheduled = False
+        self.patches_sent = 0
+        self.bytes_sent = 0
+        rows = {sid: row_json(s) for sid, s in hub.fleet.items()}
+        self.snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows)}
+        self.env = self._env()
+        self.on_msg(self._on_front_end_msg)
+        self._unlisten = hub.call(lambda: hub.add_listener(self._on_changes))
+
+    # ----------------------------------------------------------------- hub → browser
+
+    def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        """Hub thread: note what changed, flush now or soon (coalesced)."""
+        with self._lock:
+            for change in changes:
+                self._dirty.add(change.session_id)
+                if change.notification is not None:
+                    self._notes.append(change.notification.to_json())
+            if self._flush_scheduled:
+                return
+            wait = self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
+            self._flush_scheduled = True
+        if wait <= 0:
+            self._flush()
+        else:
+            self._hub.loop.call_later(wait, self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+            notes, self._notes = self._notes, []
+            self._flush_scheduled = False
+            self._last_flush = time.monotonic()
+        if not dirty and not notes:
+            return
+        fleet = self._hub.fleet
+        previous = self.snapshot
+        rows = dict(previous.get("sessions", {}))
+        upsert, remove = [], []
+        for sid in sorted(dirty):
+            session = fleet.get(sid)
+            if session is None:
+                rows.pop(sid, None)
+                remove.append(sid)
+            else:
+                rows[sid] = row = row_json(session)
+                upsert.append(row)
+        self._seq += 1
+        counts = _counts(rows)
+        # In place, without a sync: views read it when they are created (see module doc).
+        self._trait_values["snapshot"] = {"seq": self._seq, "sessions": rows, "counts": counts}
+        if self.comm is None:
+            return
+        message = {
+            "type": "patch",
+            "seq": self._seq,
+            "upsert": upsert,
+            "remove": remove,
+            "counts": counts,
+        }
+        self._send(message)
+        for note in notes:
+            self._send({"type": "notify", "notification": note})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):  # a closed comm must not break the hub thread
+            self.send(message)
+            self.patches_sent += 1
+            self.bytes_sent += len(_json_bytes(message))
+
+    # ----------------------------------------------------------------- browser → kernel
+
+    def _on_front_end_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "dismiss" and isinstance(content.get("session_id"), str):
+            self._hub.dismiss(content["session_id"])
+        elif kind == "install_hooks":
+            self._install_hooks()
+
+    def _install_hooks(self) -> None:
+        from . import hooks
+
+        try:
+            result = hooks.install(self._hub.claude_dir / "settings.json", self._hub.home)
+            answer = {"ok": True, "message": result.message}
+        except Exception as exc:  # shown to the user as it is: a clear reason, not a crash
+            answer = {"ok": False, "message": str(exc)}
+        self.env = {**self._env(), "install_result": answer}
+        self.send({"type": "install_result", **answer})
+
+    def _env(self) -> dict[str, Any]:
+        from . import hooks
+
+        claude_dir = self._hub.claude_dir
+        problem: str | None = None
+        installed = False
+        try:
+            status = hooks.hooks_status(claude_dir / "settings.json", self._hub.home)
+            installed = bool(status.ok)
+            if not installed:
+                problem = getattr(status, "message", None) or "hooks are not installed"
+        except Exception as exc:
+            problem = str(exc)
+        return {
+            "claude_installed": claude_dir.is_dir(),
+            "claude_dir": str(claude_dir),
+            "hooks_installed": installed,
+            "hooks_problem": problem,
+            "hub": {"port": self._hub.port, "pid": self._hub.hub_id},
+            "install_result": None,
+        }
+
+    def refresh_env(self) -> None:
+        """Re-check Claude and the hooks (e.g. after installing them from a terminal)."""
+        self.env = self._env()
+
+    # ----------------------------------------------------------------- lifecycle / text
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._hub.call(self._unlisten)
+        super().close()
+
+    def __repr__(self) -> str:
+        """The text/plain fallback for front-ends without widgets: the status table."""
+        from .cli import format_table
+
+        sessions = [s for s in self._hub.fleet.values() if not s.ended]
+        return format_table(
+            {"sessions": [s.to_json() for s in sessions], "counts": count_states(sessions)}
+        )
+
+
+def _json_bytes(message: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(message, separators=(",", ":")).encode()
