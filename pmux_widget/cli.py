@@ -68,9 +68,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     home, claude_dir = _paths(args)
     checks = hooks.doctor(claude_dir, home)
     for check in checks:
-        mark = "OK  " if check.ok else "FIX "
+        mark = "OK  " if check.ok else ("note" if check.optional else "FIX ")
         print(f"{mark} {check.name}: {check.message}")
-    return EXIT_OK if all(c.ok for c in checks) else EXIT_FAIL
+    return EXIT_OK if all(c.ok or c.optional for c in checks) else EXIT_FAIL
 
 
 # ------------------------------------------------------------------------------- status

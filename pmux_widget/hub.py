@@ -194,8 +194,11 @@ class Hub:
         self._server.add_sockets([sock])
         self._clean_stale_runtime_files()
         self._write_runtime_file()
-        # Hooks that were spooled while we were binding: replay them too.
+        # A hook that read runtime/ just before our file appeared spools after this replay:
+        # look again now and a few seconds later.
         self._replay_spool()
+        for delay in (2.0, 6.0):
+            asyncio.get_running_loop().call_later(delay, self._replay_spool)
         if self._use_sources:
             from .sources import start_sources
 
@@ -258,8 +261,11 @@ class Hub:
 
     def _replay_spool(self) -> None:
         """Hooks fired while no hub ran, in the order they were sent; silent."""
-        from .hooks import read_spool, remove_spool_entries
+        from .hooks import clean_spool_temp, read_spool, remove_spool_entries
 
+        if self._stopped.is_set():
+            return
+        clean_spool_temp(self.home)
         entries = read_spool(self.home)
         if not entries:
             return

@@ -229,6 +229,8 @@ class Session:
     subagent_ids: tuple[str, ...] = ()
     #: when the session last became busy (the start of the current or last turn)
     turn_started_at: int = 0
+    #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
+    pane: str | None = None
 
     @property
     def hooked(self) -> bool:

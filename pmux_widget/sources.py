@@ -38,7 +38,7 @@ from .transcript import TailResult, TranscriptTailer
 if TYPE_CHECKING:
     from .hub import Hub
 
-__all__ = ["poll_interval", "start_sources"]
+__all__ = ["poll_interval", "recovery_signal", "start_sources"]
 
 log = logging.getLogger(__name__)
 
@@ -140,31 +140,15 @@ class Sources:
         unknown = [s for s in self.hub.fleet.values() if s.state is State.UNKNOWN]
         for session in unknown:
             record, alive = by_session.get(session.session_id, (None, False))
-            running: bool | None
-            if record is not None and alive:
-                running = True
-            elif session.pid is not None:
-                running = processes.pid_alive(session.pid) and (
-                    processes.claude_ancestor(session.pid) == session.pid
-                )
-            else:
-                running = False if record is not None else None
             ending = None
             path = self._transcript_path(session, record)
             if path is not None:
                 self.path_owner[path] = session.session_id
                 result = await self._in(self.tail_pool, self._poll_tailer, path)
-                ending = result.facts.ending if result is not None else None
-            self.hub.apply(
-                Recover(
-                    at=_now(),
-                    live=False,
-                    session_id=session.session_id,
-                    process_running=running,
-                    pid_status=record.status if record is not None and alive else None,
-                    transcript_ending=ending,
-                )
-            )
+                if result is not None:
+                    self._apply_tail(path, result)
+                    ending = result.facts.ending
+            self.hub.apply(recovery_signal(session, record, alive, ending))
 
     # ------------------------------------------------------------------ PID files
 
@@ -444,6 +428,29 @@ class Sources:
         """Sleep, but wake at once when the hub stops (or ``event`` is set)."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for((event or self.stop_event).wait(), seconds)
+
+
+def recovery_signal(
+    session: Session, record: PidRecord | None, alive: bool, ending: str | None
+) -> Recover:
+    """The facts that re-verify an ``unknown`` session: its process, PID file, transcript."""
+    running: bool | None
+    if record is not None and alive:
+        running = True
+    elif session.pid is not None:
+        running = processes.pid_alive(session.pid) and (
+            processes.claude_ancestor(session.pid) == session.pid
+        )
+    else:
+        running = False if record is not None else None
+    return Recover(
+        at=_now(),
+        live=False,
+        session_id=session.session_id,
+        process_running=running,
+        pid_status=record.status if record is not None and alive else None,
+        transcript_ending=ending,
+    )
 
 
 def _probe(sessions: list[Session]) -> dict[str, Any]:

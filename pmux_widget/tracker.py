@@ -176,7 +176,8 @@ def _retire_others(step: _Builder, keep: str, pid: int | None, pane: str | None,
         if other.session_id == keep or other.ended:
             continue
         same_pid = pid is not None and other.pid == pid
-        same_pane = pane is not None and other.tmux is not None and other.tmux.pane == pane
+        other_pane = other.tmux.pane if other.tmux is not None else other.pane
+        same_pane = pane is not None and other_pane == pane
         if same_pid or same_pane:
             step.put(_end(other, "retired", at))
 
@@ -197,6 +198,8 @@ def _end(session: Session, source: str, at: int) -> Session:
     )
     if source == "retired" or session.state in _WORK_STATES:
         ended = _move(ended, State.IDLE, source, at)
+    if ended.state is State.IDLE:
+        ended = ended.replace(source=source)  # why it is idle now: it ended
     return ended
 
 
@@ -230,6 +233,8 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         s = s.replace(project=project, workspace=s.workspace or project)
     if signal.pid is not None:
         s = s.replace(pid=signal.pid)
+    if signal.pane:
+        s = s.replace(pane=signal.pane)
 
     # A hook that happened before what we already know may only move order-free counters.
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)

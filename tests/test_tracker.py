@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pmux_widget import signals as s
-from pmux_widget.model import Session, State, TmuxLocation, Tokens
+from pmux_widget.model import Session, State, Tokens
 from pmux_widget.tracker import (
     BOOT_WINDOW_MS,
     COMPACTING_TIMEOUT_MS,
@@ -124,8 +124,7 @@ def test_sessionstart_clear_retires_previous_session_of_that_process(run):
 
 def test_sessionstart_clear_retires_by_pane_when_pid_unknown(run):
     run(s.Locate(at=0, session_id=SID))  # unknown session: ignored
-    run.hook("SessionStart", at=1, source="startup")
-    run.fleet[SID] = run.session.replace(tmux=TmuxLocation("work", "1", "%3"))
+    run.hook("SessionStart", at=1, source="startup", pane="%3")
     run.hook("SessionStart", at=2, source="clear", pane="%3", session_id=NEW_SID)
     assert run.fleet[SID].ended is True
 
