@@ -321,11 +321,14 @@ class Sources:
         roots = {self.claude.projects_dir} if self.claude.projects_dir.is_dir() else set()
         for path in self.tailers:
             parent = Path(path).parent
-            if not any(root in parent.parents or root == parent for root in roots):
-                # Outside projects/ (another CLAUDE_CONFIG_DIR): watch its nearest existing dir.
-                while not parent.is_dir() and parent != parent.parent:
-                    parent = parent.parent
-                roots.add(parent)
+            if any(root in parent.parents or root == parent for root in roots):
+                continue
+            # Outside projects/ (another CLAUDE_CONFIG_DIR): its project dir, or the projects
+            # dir above it while Claude has not created the project dir yet; never higher.
+            for candidate in (parent, parent.parent):
+                if candidate.is_dir() and candidate.name and candidate != Path.home():
+                    roots.add(candidate)
+                    break
         return sorted(roots)
 
     async def _watch_transcripts(self) -> None:

@@ -133,11 +133,11 @@ class StatusWidget(anywidget.AnyWidget):
             "remove": remove,
             "counts": counts,
         }
-        self._send(message)
+        self._send_message(message)
         for note in notes:
-            self._send({"type": "notify", "notification": note})
+            self._send_message({"type": "notify", "notification": note})
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send_message(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):  # a closed comm must not break the hub thread
             self.send(message)
             self.patches_sent += 1
@@ -202,7 +202,10 @@ class StatusWidget(anywidget.AnyWidget):
         """The text/plain fallback for front-ends without widgets: the status table."""
         from .cli import format_table
 
-        sessions = [s for s in self._hub.fleet.values() if not s.ended]
+        hub = getattr(self, "_hub", None)
+        if hub is None:
+            return "<StatusWidget (starting)>"
+        sessions = [s for s in hub.fleet.values() if not s.ended]
         return format_table(
             {"sessions": [s.to_json() for s in sessions], "counts": count_states(sessions)}
         )
