@@ -47,7 +47,12 @@ def test_sessions_json_has_contract_shape(hub):
     data = get_sessions(hub.port, hub.token)
     assert set(data) == {"sessions", "counts"}
     assert data["counts"] == {
-        "idle": 0, "busy": 1, "needs-input": 0, "review": 0, "unknown": 0, "attention": 0
+        "idle": 0,
+        "busy": 1,
+        "needs-input": 0,
+        "review": 0,
+        "unknown": 0,
+        "attention": 0,
     }
     assert list(data["sessions"][0]) == [
         "session_id", "state", "running", "state_since", "cwd", "project", "workspace", "pid",
@@ -151,8 +156,9 @@ def test_server_binds_loopback_only(hub):
         max_size=4,
     ),
 )
-def test_fuzzed_requests_never_5xx_and_valid_hooks_still_work(fuzz_hub, method, path, body,
-                                                              token, host, extra):
+def test_fuzzed_requests_never_5xx_and_valid_hooks_still_work(
+    fuzz_hub, method, path, body, token, host, extra
+):
     headers = dict(extra)
     if token is not None:
         headers["X-Pmux-Token"] = fuzz_hub.token if token == "GOOD" else token
