@@ -1,0 +1,2 @@
+// CSS imported for its side effect: esbuild bundles it into static/widget.css.
+declare module "*.css";

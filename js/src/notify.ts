@@ -1,0 +1,87 @@
+// Desktop notifications through the browser's Notification API. One notifier per page (not per
+// widget): two widgets over the same fleet receive the same `notify` message, and the user must
+// see it once. The API is read from `globalThis` at each call so that it can be absent
+// (insecure origins, some embedded browsers) or replaced in tests.
+import type { NotificationPayload } from "./types";
+
+export type Permission = NotificationPermission | "unsupported";
+
+type NotificationApi = typeof Notification;
+
+function api(): NotificationApi | undefined {
+  const candidate = (globalThis as { Notification?: NotificationApi }).Notification;
+  return typeof candidate === "function" ? candidate : undefined;
+}
+
+export function permission(): Permission {
+  return api()?.permission ?? "unsupported";
+}
+
+/** Ask the browser; must run inside the user's click handler (browsers ignore it otherwise). */
+export async function requestPermission(): Promise<Permission> {
+  const N = api();
+  if (!N) return "unsupported";
+  if (N.permission !== "default") return N.permission;
+  try {
+    return await N.requestPermission();
+  } catch {
+    return N.permission;
+  }
+}
+
+/** The user is looking at this page: a desktop notification would only duplicate the widget. */
+export function pageIsWatched(): boolean {
+  return document.visibilityState === "visible" && document.hasFocus();
+}
+
+export class Notifier {
+  /** The notification on screen for each session: a newer one replaces it. */
+  private readonly open = new Map<string, Notification>();
+  /** `state:at` of the last one shown per session, so a second widget's copy is not re-shown. */
+  private readonly lastShown = new Map<string, string>();
+
+  /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching. */
+  show(n: NotificationPayload, enabled: boolean): Notification | null {
+    if (!enabled) return null;
+    const N = api();
+    if (!N || N.permission !== "granted" || pageIsWatched()) return null;
+    const sid = n.session_id;
+    const key = `${n.state}:${n.at}`;
+    if (this.lastShown.get(sid) === key) return null;
+    this.close(sid);
+    let note: Notification;
+    try {
+      note = new N(n.title, { body: n.body, tag: sid });
+    } catch {
+      return null; // e.g. Chrome on Android only allows notifications from a service worker
+    }
+    this.lastShown.set(sid, key);
+    this.open.set(sid, note);
+    note.onclick = () => {
+      window.focus();
+      note.close();
+    };
+    note.onclose = () => {
+      if (this.open.get(sid) === note) this.open.delete(sid);
+    };
+    return note;
+  }
+
+  /** Close the session's notification: it was replaced, answered, or dismissed. */
+  close(sid: string): void {
+    const note = this.open.get(sid);
+    if (!note) return;
+    this.open.delete(sid);
+    note.close();
+  }
+
+  closeAll(): void {
+    for (const sid of [...this.open.keys()]) this.close(sid);
+  }
+
+  isOpen(sid: string): boolean {
+    return this.open.has(sid);
+  }
+}
+
+export const notifier = new Notifier();

@@ -1,0 +1,65 @@
+// The header: title, the bell with the attention count, and small per-state counts.
+import { bellIcon, el, setAttr, setClass, setData, setHidden, text } from "../dom";
+import { plural } from "../format";
+import { LABEL, PRIORITY } from "../states";
+import type { Counts, State } from "../types";
+
+export class Header {
+  readonly el: HTMLDivElement;
+  readonly bell: HTMLButtonElement;
+  private readonly bellCount: Text;
+  private readonly live: Text;
+  private readonly chips = new Map<State, { el: HTMLSpanElement; text: Text }>();
+  private attention = -1;
+
+  constructor(sheetId: string, onBell: () => void) {
+    this.el = el("div", "pmux-header");
+    const top = this.el.appendChild(el("div", "pmux-header-top"));
+    top.appendChild(el("span", "pmux-title", "Claude sessions"));
+    this.bell = top.appendChild(el("button", "pmux-bell"));
+    this.bell.type = "button";
+    this.bell.setAttribute("aria-haspopup", "dialog");
+    this.bell.setAttribute("aria-expanded", "false");
+    this.bell.setAttribute("aria-controls", sheetId);
+    this.bell.appendChild(bellIcon());
+    const count = this.bell.appendChild(el("span", "pmux-bell-count"));
+    count.setAttribute("aria-hidden", "true"); // the button's label and the live region say it
+    this.bellCount = text(count);
+    this.bell.addEventListener("click", onBell);
+
+    // Screen readers hear the attention count when it changes, politely.
+    const live = this.el.appendChild(el("span", "pmux-sr"));
+    live.setAttribute("aria-live", "polite");
+    live.setAttribute("role", "status");
+    this.live = text(live);
+
+    const chips = this.el.appendChild(el("div", "pmux-counts"));
+    for (const state of PRIORITY) {
+      const chip = chips.appendChild(el("span", `pmux-count pmux-count--${state}`));
+      chip.hidden = true;
+      const dot = chip.appendChild(el("span", `pmux-dot pmux-dot--${state} pmux-dot--static`));
+      dot.setAttribute("aria-hidden", "true");
+      this.chips.set(state, { el: chip, text: text(chip) });
+    }
+  }
+
+  setCounts(counts: Counts): void {
+    for (const [state, chip] of this.chips) {
+      const n = counts[state];
+      setHidden(chip.el, n === 0);
+      setData(chip.text, `${n} ${LABEL[state]}`);
+    }
+    const n = counts.attention;
+    if (n === this.attention) return;
+    this.attention = n;
+    setData(this.bellCount, String(n));
+    setClass(this.bell, n > 0 ? "pmux-bell pmux-bell--active" : "pmux-bell");
+    const sentence = n > 0 ? `${plural(n, "session")} need${n === 1 ? "s" : ""} you` : "Nothing needs you";
+    setAttr(this.bell, "aria-label", `${sentence}: open the list`);
+    setData(this.live, sentence);
+  }
+
+  setExpanded(open: boolean): void {
+    setAttr(this.bell, "aria-expanded", open ? "true" : "false");
+  }
+}

@@ -1,0 +1,205 @@
+// One rendered widget (a view). It owns DOM only; the data lives in the model's Link (store,
+// install answers), shared with every other view of the same model. It subscribes to the
+// store and to the traits it shows, runs ONE one-second timer for the ages, and undoes all of
+// it in destroy().
+import { el } from "../dom";
+import type { Link, Model } from "../link";
+import type { StoreEvent } from "../store";
+import { titleManager } from "../title";
+import type { Env, FrontendMessage, InstallResult } from "../types";
+import { Header } from "./header";
+import { SessionList } from "./list";
+import { NotifyToggle } from "./notify-toggle";
+import type { RowActions } from "./row";
+import { Screens } from "./screens";
+import { Sheet } from "./sheet";
+
+export interface ViewOptions {
+  /** the clock, replaceable in tests */
+  now?: () => number;
+  /** age refresh period; one timer per view */
+  tickMs?: number;
+}
+
+export class WidgetView {
+  readonly root: HTMLDivElement;
+  readonly header: Header;
+  readonly list: SessionList;
+  readonly sheet: Sheet;
+  readonly screens: Screens;
+  private readonly toggle: NotifyToggle;
+  private readonly now: () => number;
+  private readonly pendingDismiss = new Set<string>();
+  private installing = false;
+  /** env.install_result when Install was clicked: a different object later is the answer */
+  private installResultAtClick: InstallResult | null = null;
+  private readonly cleanups: (() => void)[] = [];
+  private destroyed = false;
+
+  constructor(
+    private readonly model: Model,
+    private readonly link: Link,
+    host: HTMLElement,
+    options: ViewOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    const actions: RowActions = {
+      dismiss: (id) => this.dismiss(id),
+      isDismissPending: (id) => this.pendingDismiss.has(id),
+    };
+
+    this.root = el("div", "pmux-root");
+    this.toggle = new NotifyToggle(model);
+    this.sheet = new Sheet(actions, () => this.closeSheet(true), this.toggle.el);
+    this.header = new Header(this.sheet.id, () => this.toggleSheet());
+    this.screens = new Screens(() => this.install());
+    this.list = new SessionList(actions);
+    this.root.append(
+      this.screens.note,
+      this.header.el,
+      this.sheet.el,
+      this.screens.noClaude,
+      this.screens.hooksBanner,
+      this.screens.installResultLine,
+      this.screens.empty,
+      this.list.el,
+    );
+
+    const store = link.store;
+    this.list.reset(store.rows.values(), this.now());
+    this.header.setCounts(store.counts);
+    this.refreshScreens();
+    this.refreshTitle();
+    host.appendChild(this.root);
+
+    this.cleanups.push(store.subscribe((event) => this.onStore(event)));
+    this.cleanups.push(
+      link.onInstallResult(() => {
+        this.installing = false;
+        this.refreshScreens();
+      }),
+    );
+    this.listen("change:env", () => {
+      const result = this.env()?.install_result ?? null;
+      if (this.installing && result !== this.installResultAtClick) this.installing = false;
+      this.refreshScreens();
+    });
+    this.listen("change:sidebar_note", () => this.refreshScreens());
+    this.listen("change:title_prefix", () => this.refreshTitle());
+
+    this.root.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.sheet.isOpen) {
+        event.stopPropagation(); // JupyterLab would otherwise leave edit mode
+        this.closeSheet(true);
+      }
+    });
+    // A click elsewhere closes the sheet, as popovers do (focus stays where the user clicked).
+    const onPointer = (event: Event) => {
+      const target = event.target as Node | null;
+      if (!this.sheet.isOpen || !target) return;
+      if (!this.sheet.el.contains(target) && !this.header.bell.contains(target)) this.closeSheet(false);
+    };
+    document.addEventListener("pointerdown", onPointer);
+    this.cleanups.push(() => document.removeEventListener("pointerdown", onPointer));
+
+    const timer = setInterval(() => this.tick(), options.tickMs ?? 1000);
+    this.cleanups.push(() => clearInterval(timer));
+    this.cleanups.push(() => titleManager().remove(this));
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    this.toggle.destroy();
+    this.root.remove();
+  }
+
+  tick(): void {
+    const now = this.now();
+    this.list.tick(now);
+    this.sheet.tick(now);
+  }
+
+  toggleSheet(): void {
+    if (this.sheet.isOpen) this.closeSheet(true);
+    else this.openSheet();
+  }
+
+  openSheet(): void {
+    this.sheet.show(this.link.store.rows.values(), this.now());
+    this.header.setExpanded(true);
+    this.sheet.el.focus();
+  }
+
+  closeSheet(returnFocus: boolean): void {
+    if (!this.sheet.isOpen) return;
+    this.sheet.hide();
+    this.header.setExpanded(false);
+    if (returnFocus) this.header.bell.focus();
+  }
+
+  private onStore(event: StoreEvent): void {
+    const store = this.link.store;
+    const now = this.now();
+    if (event.kind === "reset") {
+      this.pendingDismiss.clear();
+      this.list.reset(store.rows.values(), now);
+    } else {
+      for (const row of event.upserted) {
+        if (row.state !== "review" || row.ended) this.pendingDismiss.delete(row.session_id);
+      }
+      for (const id of event.removed) this.pendingDismiss.delete(id);
+      this.list.apply(event.upserted, event.removed, now);
+    }
+    this.header.setCounts(store.counts);
+    this.sheet.sync(store.rows.values(), now);
+    this.refreshScreens();
+    this.refreshTitle();
+  }
+
+  private dismiss(sessionId: string): void {
+    this.pendingDismiss.add(sessionId);
+    this.send({ type: "dismiss", session_id: sessionId });
+  }
+
+  private install(): void {
+    this.installing = true;
+    this.installResultAtClick = this.env()?.install_result ?? null;
+    this.send({ type: "install_hooks" });
+    this.refreshScreens();
+  }
+
+  private send(message: FrontendMessage): void {
+    this.model.send(message);
+  }
+
+  private env(): Env | null {
+    return this.model.get("env") ?? null;
+  }
+
+  private refreshScreens(): void {
+    const env = this.env();
+    // An install answer from this page wins; a stored one (env) only matters while hooks are
+    // still missing: otherwise every reload would repeat an old "installed".
+    const stored = env?.hooks_installed === false ? (env.install_result ?? null) : null;
+    this.screens.update({
+      env,
+      note: this.model.get("sidebar_note") || "",
+      installResult: this.link.installResult ?? stored,
+      installing: this.installing,
+      liveCount: this.list.liveCount,
+      endedCount: this.list.ended.count,
+    });
+  }
+
+  private refreshTitle(): void {
+    const on = this.model.get("title_prefix") !== false;
+    titleManager().set(this, on ? this.link.store.counts.attention : 0);
+  }
+
+  private listen(event: `change:${string}`, callback: () => void): void {
+    this.model.on(event, callback);
+    this.cleanups.push(() => this.model.off(event, callback));
+  }
+}

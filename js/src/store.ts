@@ -1,0 +1,135 @@
+// The fleet as the front-end knows it: one store per model, shared by all views of that model.
+// Filled from the `snapshot` trait, advanced by `patch` messages; both carry a `seq`, and
+// anything not newer than what the store holds is ignored (a snapshot read late may already
+// contain a patch, and a patch may arrive after the snapshot that includes it).
+import { emptyCounts, isState } from "./states";
+import type { Counts, PatchMessage, Row, Snapshot, Tokens, TmuxLocation } from "./types";
+
+export type StoreEvent =
+  /** the whole fleet was replaced (a newer snapshot): views reconcile every row */
+  | { kind: "reset" }
+  /** these rows were inserted or replaced, these ids removed */
+  | { kind: "patch"; upserted: readonly Row[]; removed: readonly string[] };
+
+export type StoreListener = (event: StoreEvent, store: SessionStore) => void;
+
+export class SessionStore {
+  /** -Infinity until the first snapshot, so that any snapshot (even seq 0) is taken. */
+  seq = Number.NEGATIVE_INFINITY;
+  readonly rows = new Map<string, Row>();
+  counts: Counts = emptyCounts();
+  private readonly listeners = new Set<StoreListener>();
+
+  /** Replace the fleet when `snapshot` is newer than the store. Returns whether it applied. */
+  applySnapshot(snapshot: Snapshot | null | undefined): boolean {
+    if (!snapshot || typeof snapshot !== "object") return false;
+    const seq = typeof snapshot.seq === "number" ? snapshot.seq : 0;
+    if (seq <= this.seq) return false;
+    this.seq = seq;
+    this.rows.clear();
+    for (const [id, raw] of Object.entries(snapshot.sessions ?? {})) {
+      const row = normalizeRow(raw, id);
+      this.rows.set(row.session_id, row);
+    }
+    this.counts = normalizeCounts(snapshot.counts) ?? countRows(this.rows.values());
+    this.emit({ kind: "reset" });
+    return true;
+  }
+
+  /** Apply a patch newer than the store. Returns whether it applied. */
+  applyPatch(patch: PatchMessage): boolean {
+    if (typeof patch.seq !== "number" || patch.seq <= this.seq) return false;
+    this.seq = patch.seq;
+    const upserted: Row[] = [];
+    for (const raw of patch.upsert ?? []) {
+      const row = normalizeRow(raw);
+      if (!row.session_id) continue;
+      this.rows.set(row.session_id, row);
+      upserted.push(row);
+    }
+    const removed: string[] = [];
+    for (const id of patch.remove ?? []) if (this.rows.delete(id)) removed.push(id);
+    this.counts = normalizeCounts(patch.counts) ?? countRows(this.rows.values());
+    this.emit({ kind: "patch", upserted, removed });
+    return true;
+  }
+
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: StoreEvent): void {
+    // A throwing view must not keep the other views (or the notifier) from updating.
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event, this);
+      } catch (error) {
+        console.error("[pmux-widget] view update failed", error);
+      }
+    }
+  }
+}
+
+/** Counts over the rows that are not ended (the protocol's definition). */
+export function countRows(rows: Iterable<Row>): Counts {
+  const counts = emptyCounts();
+  for (const row of rows) if (!row.ended) counts[row.state] += 1;
+  counts.attention = counts["needs-input"] + counts.review;
+  return counts;
+}
+
+function normalizeCounts(raw: unknown): Counts | null {
+  if (!raw || typeof raw !== "object") return null;
+  const source = raw as Record<string, unknown>;
+  const counts = emptyCounts();
+  for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] = num(source[key]);
+  if (source.attention === undefined) counts.attention = counts["needs-input"] + counts.review;
+  return counts;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/** A row as the renderers expect it, whatever an older or newer kernel left out: rendering
+ * must never throw on a missing field. */
+export function normalizeRow(raw: unknown, fallbackId = ""): Row {
+  const r = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  const id = str(r.session_id) ?? fallbackId;
+  const t = (r.tokens && typeof r.tokens === "object" ? r.tokens : {}) as Record<string, unknown>;
+  const tokens: Tokens = {
+    input: num(t.input),
+    output: num(t.output),
+    cache_read: num(t.cache_read),
+    cache_creation: num(t.cache_creation),
+  };
+  const project = str(r.project);
+  return {
+    session_id: id,
+    state: isState(r.state) ? r.state : "unknown",
+    running: r.running === true,
+    state_since: num(r.state_since),
+    cwd: str(r.cwd),
+    project,
+    workspace: str(r.workspace),
+    pid: typeof r.pid === "number" ? r.pid : null,
+    tmux: r.tmux && typeof r.tmux === "object" ? (r.tmux as TmuxLocation) : null,
+    transcript_path: str(r.transcript_path),
+    model: str(r.model),
+    current_tool: str(r.current_tool),
+    tool_summary: str(r.tool_summary),
+    last_assistant: str(r.last_assistant),
+    last_prompt: str(r.last_prompt),
+    tokens,
+    context_tokens: num(r.context_tokens),
+    compacting: r.compacting === true,
+    subagents: Math.max(0, num(r.subagents)),
+    error: str(r.error),
+    ports: Array.isArray(r.ports) ? r.ports.filter((p): p is number => typeof p === "number") : [],
+    source: str(r.source) ?? "",
+    ended: r.ended === true,
+    waiting_for: str(r.waiting_for),
+    error_detail: str(r.error_detail),
+    name: str(r.name) ?? project ?? (id ? id.slice(0, 8) : "session"),
+  };
+}

@@ -1,0 +1,88 @@
+// The browser tab title prefix "(N) ". One manager per document, whatever the number of widgets:
+// each view registers its attention count, the manager shows the largest (the widgets watch
+// the same fleet, so adding them would double-count) and restores the original title when it
+// drops to zero, when the last view goes, or when every view turned the option off.
+//
+// JupyterLab rewrites document.title whenever the current tab changes. A MutationObserver on
+// <head> notices a title we did not write, takes it as the new base, and re-applies the prefix.
+
+const PREFIX = /^\(\d+\) /;
+
+export class TitleManager {
+  private readonly counts = new Map<object, number>();
+  /** The title without our prefix; null while we have not touched the title. */
+  private base: string | null = null;
+  /** What we last wrote, to tell our writes from the page's. */
+  private written: string | null = null;
+  private observer: MutationObserver | null = null;
+
+  constructor(private readonly doc: Document) {}
+
+  /** Set a view's count (0 when its option is off or nothing needs attention). */
+  set(owner: object, count: number): void {
+    if (this.counts.get(owner) === count) return;
+    this.counts.set(owner, count);
+    this.apply();
+  }
+
+  remove(owner: object): void {
+    if (this.counts.delete(owner)) this.apply();
+  }
+
+  /** The prefix number shown now (0: none). */
+  get shown(): number {
+    let max = 0;
+    for (const n of this.counts.values()) max = Math.max(max, n);
+    return max;
+  }
+
+  private apply(): void {
+    const n = this.shown;
+    const current = this.doc.title;
+    if (n > 0) {
+      if (this.written === null || current !== this.written) {
+        // First prefix, or the page changed the title since our last write: that is the base.
+        this.base = current.replace(PREFIX, "");
+      }
+      const desired = `(${n}) ${this.base ?? ""}`;
+      this.written = desired;
+      if (current !== desired) this.doc.title = desired;
+      this.observe();
+      return;
+    }
+    if (this.written !== null) {
+      // Restore only our own doing: a title the page set meanwhile stays, minus our prefix.
+      const restored = current === this.written ? (this.base ?? "") : current.replace(PREFIX, "");
+      if (restored !== current) this.doc.title = restored;
+    }
+    this.written = null;
+    this.base = null;
+    this.disconnect();
+  }
+
+  private observe(): void {
+    if (this.observer || typeof MutationObserver === "undefined") return;
+    const head = this.doc.head ?? this.doc.documentElement;
+    if (!head) return;
+    this.observer = new MutationObserver(() => {
+      if (this.written !== null && this.doc.title !== this.written) this.apply();
+    });
+    this.observer.observe(head, { childList: true, subtree: true, characterData: true });
+  }
+
+  private disconnect(): void {
+    this.observer?.disconnect();
+    this.observer = null;
+  }
+}
+
+const managers = new WeakMap<Document, TitleManager>();
+
+export function titleManager(doc: Document = document): TitleManager {
+  let manager = managers.get(doc);
+  if (!manager) {
+    manager = new TitleManager(doc);
+    managers.set(doc, manager);
+  }
+  return manager;
+}

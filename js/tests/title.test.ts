@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FakeModel, snapshotOf } from "../testing/fake-model";
+import { makeRow } from "../testing/fixtures";
+import { mount, type Mounted } from "./helpers";
+
+const views: (Mounted & { uninit(): void })[] = [];
+
+beforeEach(() => {
+  document.title = "Untitled.ipynb - JupyterLab";
+});
+afterEach(async () => {
+  for (const v of views.splice(0)) await v.destroy();
+});
+
+function fleet(attention: number, seq = 1) {
+  const rows = Array.from({ length: attention }, (_, i) => makeRow({ session_id: `r${i}`, state: "review" }));
+  rows.push(makeRow({ session_id: "busy", state: "busy" }));
+  return snapshotOf(rows, seq);
+}
+
+async function show(fake: FakeModel) {
+  const view = await mount(fake);
+  views.push(view);
+  return view;
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("tab title prefix", () => {
+  it("prefixes (N) and restores the title when N drops to 0", async () => {
+    const fake = new FakeModel({ snapshot: fleet(2) });
+    await show(fake);
+    expect(document.title).toBe("(2) Untitled.ipynb - JupyterLab");
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "r0", state: "idle" })] });
+    expect(document.title).toBe("(1) Untitled.ipynb - JupyterLab");
+    fake.emitCustom({ type: "patch", seq: 3, upsert: [makeRow({ session_id: "r1", state: "idle" })] });
+    expect(document.title).toBe("Untitled.ipynb - JupyterLab");
+  });
+
+  it("follows the option and restores on removal", async () => {
+    const fake = new FakeModel({ snapshot: fleet(1) });
+    const view = await show(fake);
+    expect(document.title).toBe("(1) Untitled.ipynb - JupyterLab");
+    fake.kernelSet("title_prefix", false);
+    expect(document.title).toBe("Untitled.ipynb - JupyterLab");
+    fake.kernelSet("title_prefix", true);
+    expect(document.title).toBe("(1) Untitled.ipynb - JupyterLab");
+    await view.destroy();
+    views.length = 0;
+    expect(document.title).toBe("Untitled.ipynb - JupyterLab");
+  });
+
+  it("does not stack prefixes with two widgets (one manager, the larger count)", async () => {
+    const a = new FakeModel({ snapshot: fleet(2) });
+    const b = new FakeModel({ snapshot: fleet(3) });
+    const viewA = await show(a);
+    await show(b);
+    await show(b); // a second view of b
+    expect(document.title).toBe("(3) Untitled.ipynb - JupyterLab");
+    b.kernelSet("title_prefix", false);
+    expect(document.title).toBe("(2) Untitled.ipynb - JupyterLab");
+    await viewA.destroy();
+    expect(document.title).toBe("Untitled.ipynb - JupyterLab");
+  });
+
+  it("re-applies the prefix when JupyterLab rewrites the title", async () => {
+    const fake = new FakeModel({ snapshot: fleet(1) });
+    const view = await show(fake);
+    document.title = "other.ipynb - JupyterLab";
+    await tick();
+    expect(document.title).toBe("(1) other.ipynb - JupyterLab");
+    await view.destroy();
+    views.length = 0;
+    expect(document.title).toBe("other.ipynb - JupyterLab");
+  });
+});

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FakeModel, snapshotOf } from "../testing/fake-model";
+import { makeRow, T0 } from "../testing/fixtures";
+import { initModel, q, renderView, rowEl, rowIds, type Mounted } from "./helpers";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  vi.useRealTimers();
+});
+
+async function init(fake: FakeModel) {
+  const uninit = await initModel(fake);
+  cleanups.push(uninit);
+}
+
+async function view(fake: FakeModel): Promise<Mounted> {
+  const v = await renderView(fake);
+  cleanups.push(() => v.destroy());
+  return v;
+}
+
+describe("one store per model, shared by its views", () => {
+  it("a second view shows the current state after patches (the snapshot trait is stale)", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1) });
+    await init(fake);
+    const first = await view(fake);
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "a", state: "review" })] });
+    fake.emitCustom({ type: "patch", seq: 3, upsert: [makeRow({ session_id: "b", state: "needs-input" })] });
+    const second = await view(fake);
+    for (const v of [first, second]) {
+      expect(rowIds(v.el)).toEqual(["b", "a"]);
+      expect(q(rowEl(v.el, "a"), ".pmux-status").textContent).toMatch(/^review · /);
+    }
+    // both keep following
+    fake.emitCustom({ type: "patch", seq: 4, remove: ["b"] });
+    expect(rowIds(first.el)).toEqual(["a"]);
+    expect(rowIds(second.el)).toEqual(["a"]);
+  });
+
+  it("finds the model's store through the snapshot object when there is no layout", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1), layout: undefined });
+    await init(fake);
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "z" })] });
+    const v = await view(fake);
+    expect(rowIds(v.el).sort()).toEqual(["a", "z"]);
+  });
+
+  it("applies each patch once, whatever the number of views", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([], 1) });
+    await init(fake);
+    await view(fake);
+    await view(fake);
+    expect(fake.listenerCount()).toBeGreaterThan(0);
+    // msg:custom is listened to once per model (by initialize), not per view
+    const msgListeners = (fake as unknown as { listeners: { name: string }[] }).listeners.filter(
+      (l) => l.name === "msg:custom",
+    );
+    expect(msgListeners).toHaveLength(1);
+  });
+
+  it("ignores a patch with an old seq", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 10) });
+    await init(fake);
+    const v = await view(fake);
+    fake.emitCustom({ type: "patch", seq: 9, upsert: [makeRow({ session_id: "a", state: "review" })] });
+    fake.emitCustom({ type: "patch", seq: 10, upsert: [makeRow({ session_id: "a", state: "review" })] });
+    expect(q(rowEl(v.el, "a"), ".pmux-status").textContent).toMatch(/^busy · /);
+  });
+
+  it("a newer snapshot (change:snapshot) replaces the store; an older one does not", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 5) });
+    await init(fake);
+    const v = await view(fake);
+    const rowA = rowEl(v.el, "a");
+    fake.kernelSet("snapshot", snapshotOf([makeRow({ session_id: "old" })], 4));
+    expect(rowIds(v.el)).toEqual(["a"]);
+    fake.kernelSet(
+      "snapshot",
+      snapshotOf([makeRow({ session_id: "a", state: "review" }), makeRow({ session_id: "c", state: "idle" })], 8),
+    );
+    expect(rowIds(v.el)).toEqual(["a", "c"]);
+    expect(rowEl(v.el, "a")).toBe(rowA); // reconciled, not re-rendered
+    expect(q(rowA, ".pmux-status").textContent).toMatch(/^review · /);
+    // and a view created afterwards still finds the same store
+    fake.emitCustom({ type: "patch", seq: 9, remove: ["c"] });
+    const later = await view(fake);
+    expect(rowIds(later.el)).toEqual(["a"]);
+  });
+
+  it("a newer snapshot that ends a live session moves it to the Ended section", async () => {
+    const fake = new FakeModel({
+      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" }), makeRow({ session_id: "b" })], 1),
+    });
+    await init(fake);
+    const v = await view(fake);
+    fake.kernelSet(
+      "snapshot",
+      snapshotOf([makeRow({ session_id: "a", ended: true, running: false }), makeRow({ session_id: "b" })], 2),
+    );
+    expect(rowIds(v.el)).toEqual(["b"]);
+    expect(q(v.el, ".pmux-ended summary").textContent).toBe("Ended (1)");
+    expect(q(v.el, ".pmux-count--busy").hidden).toBe(true);
+  });
+
+  it("works without initialize (anywidget < 0.9): the first view creates the store", async () => {
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1) });
+    const v = await view(fake);
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "b" })] });
+    expect(rowIds(v.el).sort()).toEqual(["a", "b"]);
+  });
+});
+
+describe("view lifecycle", () => {
+  it("destroying a view removes its DOM, listeners and timer", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1) });
+    await init(fake);
+    const before = fake.listenerCount();
+    const v = await renderView(fake);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(fake.listenerCount(v.context)).toBeGreaterThan(0);
+    await v.destroy();
+    expect(v.el.querySelector(".pmux-root")).toBeNull();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(fake.listenerCount()).toBe(before);
+  });
+});
