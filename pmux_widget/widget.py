@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from .hub import now_ms
 from .model import Change, Session, count_states
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class StatusWidget(anywidget.AnyWidget):
         self.patches_sent = 0
         self.bytes_sent = 0
         rows = {sid: row_json(s) for sid, s in hub.fleet.items()}
-        self.snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows)}
+        self.snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows), "now": now_ms()}
         self.env = self._env()
         self.on_msg(self._on_front_end_msg)
         self._unlisten = hub.call(lambda: hub.add_listener(self._on_changes))
@@ -86,11 +87,13 @@ class StatusWidget(anywidget.AnyWidget):
 
     def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         """Hub thread: note what changed, flush now or soon (coalesced)."""
+        notes = [c.notification.to_json() for c in changes if c.notification is not None]
+        self._mark({c.session_id for c in changes}, notes)
+
+    def _mark(self, session_ids: set[str], notes: list[dict[str, Any]]) -> None:
         with self._lock:
-            for change in changes:
-                self._dirty.add(change.session_id)
-                if change.notification is not None:
-                    self._notes.append(change.notification.to_json())
+            self._dirty |= session_ids
+            self._notes.extend(notes)
             if self._flush_scheduled:
                 return
             wait = self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
@@ -123,7 +126,13 @@ class StatusWidget(anywidget.AnyWidget):
         self._seq += 1
         counts = _counts(rows)
         # In place, without a sync: views read it when they are created (see module doc).
-        self._trait_values["snapshot"] = {"seq": self._seq, "sessions": rows, "counts": counts}
+        now = now_ms()
+        self._trait_values["snapshot"] = {
+            "seq": self._seq,
+            "sessions": rows,
+            "counts": counts,
+            "now": now,
+        }
         if self.comm is None:
             return
         message = {
@@ -132,6 +141,7 @@ class StatusWidget(anywidget.AnyWidget):
             "upsert": upsert,
             "remove": remove,
             "counts": counts,
+            "now": now,
         }
         self._send_message(message)
         for note in notes:
@@ -150,7 +160,11 @@ class StatusWidget(anywidget.AnyWidget):
             return
         kind = content.get("type")
         if kind == "dismiss" and isinstance(content.get("session_id"), str):
-            self._hub.dismiss(content["session_id"])
+            session_id = content["session_id"]
+            self._hub.dismiss(session_id)
+            # Always answer with the row, so a refused dismiss (no longer in review) un-pends
+            # the button too; queued after the Dismiss itself on the hub loop.
+            self._hub.loop.call_soon_threadsafe(self._mark, {session_id}, [])
         elif kind == "install_hooks":
             self._install_hooks()
 

@@ -18,7 +18,21 @@ export class SessionStore {
   seq = Number.NEGATIVE_INFINITY;
   readonly rows = new Map<string, Row>();
   counts: Counts = emptyCounts();
+  /** browser clock minus kernel clock (ms), from the `now` the kernel stamps on its messages:
+   * ages stay right when the kernel runs on another machine (JupyterHub). */
+  clockOffset = 0;
   private readonly listeners = new Set<StoreListener>();
+
+  /** The kernel's current time, in its own clock (ms epoch). */
+  kernelNow(browserNow: number = Date.now()): number {
+    return browserNow - this.clockOffset;
+  }
+
+  private syncClock(kernelNow: unknown): void {
+    if (typeof kernelNow === "number" && Number.isFinite(kernelNow) && kernelNow > 0) {
+      this.clockOffset = Date.now() - kernelNow;
+    }
+  }
 
   /** Replace the fleet when `snapshot` is newer than the store. Returns whether it applied. */
   applySnapshot(snapshot: Snapshot | null | undefined): boolean {
@@ -26,6 +40,7 @@ export class SessionStore {
     const seq = typeof snapshot.seq === "number" ? snapshot.seq : 0;
     if (seq <= this.seq) return false;
     this.seq = seq;
+    this.syncClock(snapshot.now);
     this.rows.clear();
     for (const [id, raw] of Object.entries(snapshot.sessions ?? {})) {
       const row = normalizeRow(raw, id);
@@ -40,6 +55,7 @@ export class SessionStore {
   applyPatch(patch: PatchMessage): boolean {
     if (typeof patch.seq !== "number" || patch.seq <= this.seq) return false;
     this.seq = patch.seq;
+    this.syncClock(patch.now);
     const upserted: Row[] = [];
     for (const raw of patch.upsert ?? []) {
       const row = normalizeRow(raw);

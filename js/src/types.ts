@@ -54,6 +54,8 @@ export interface Snapshot {
   seq: number;
   sessions: Record<string, Row>;
   counts?: Counts;
+  /** the kernel's clock when the snapshot was taken (ms epoch) */
+  now?: number;
 }
 
 export interface InstallResult {
@@ -75,6 +77,8 @@ export interface PatchMessage {
   upsert?: Row[];
   remove?: string[];
   counts?: Counts;
+  /** the kernel's clock when the patch was sent (ms epoch) */
+  now?: number;
 }
 
 export interface NotificationPayload {

@@ -89,3 +89,14 @@ describe("SessionStore", () => {
     expect(seen).toEqual(["reset"]);
   });
 });
+
+describe("clock offset", () => {
+  it("ages follow the kernel's clock, not the browser's", () => {
+    const store = new SessionStore();
+    const skewedKernelNow = Date.now() - 60_000; // the kernel's clock is a minute behind
+    store.applySnapshot({ seq: 1, sessions: {}, now: skewedKernelNow });
+    expect(Math.abs(store.kernelNow() - skewedKernelNow)).toBeLessThan(1000);
+    store.applyPatch({ type: "patch", seq: 2, upsert: [], remove: [], now: Date.now() });
+    expect(Math.abs(store.kernelNow() - Date.now())).toBeLessThan(1000);
+  });
+});

@@ -42,7 +42,7 @@ export class WidgetView {
     host: HTMLElement,
     options: ViewOptions = {},
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => link.store.kernelNow());
     const actions: RowActions = {
       dismiss: (id) => this.dismiss(id),
       isDismissPending: (id) => this.pendingDismiss.has(id),
