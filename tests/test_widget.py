@@ -1,0 +1,172 @@
+"""StatusWidget on a real hub, without a browser: what travels to the front-end, and when.
+
+Outside a kernel, ipywidgets opens a dummy comm; the widget's own ``send`` is wrapped here to
+record every custom message exactly as it would be serialized.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from pmux_widget import signals as s
+from pmux_widget.hub import Hub, now_ms
+from pmux_widget.widget import StatusWidget
+
+from .helpers import wait_until
+
+
+@pytest.fixture
+def hub(homes):
+    hub = Hub(sources=False).start()
+    yield hub
+    hub.stop()
+
+
+class Recorder:
+    def __init__(self, widget: StatusWidget) -> None:
+        self.messages: list[dict] = []
+        self.lock = threading.Lock()
+        original = widget.send
+
+        def send(content, buffers=None):
+            with self.lock:
+                self.messages.append(json.loads(json.dumps(content)))
+            return original(content, buffers)
+
+        widget.send = send  # type: ignore[method-assign]
+
+    def patches(self) -> list[dict]:
+        with self.lock:
+            return [m for m in self.messages if m["type"] == "patch"]
+
+
+def fill(hub: Hub, count: int) -> None:
+    def apply_all() -> None:
+        for i in range(count):
+            hub.apply(
+                s.UserPromptSubmit(
+                    at=now_ms(),
+                    session_id=f"s-{i:04d}",
+                    cwd=f"/home/dev/projects/p{i % 7}",
+                    prompt="a realistic prompt " * 3,
+                )
+            )
+
+    hub.call(apply_all)
+
+
+def change_one(hub: Hub, session_id: str = "s-0003") -> None:
+    hub.call(
+        lambda: hub.apply(
+            s.PermissionRequest(
+                at=now_ms(),
+                session_id=session_id,
+                tool_name="Bash",
+                tool_input={"command": "pytest -q tests/test_widget.py"},
+            )
+        )
+    )
+
+
+@pytest.mark.parametrize("fleet", [10, 500])
+def test_one_change_sends_only_that_session(hub, fleet):
+    fill(hub, fleet)
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+    assert len(widget.snapshot["sessions"]) == fleet
+    change_one(hub)
+    [patch] = wait_until(recorder.patches, what="the patch")
+    assert [row["session_id"] for row in patch["upsert"]] == ["s-0003"]
+    assert patch["upsert"][0]["state"] == "needs-input"
+    assert patch["counts"]["needs-input"] == 1
+    size = len(json.dumps(patch, separators=(",", ":")))
+    assert size <= 2048, size
+    # The kernel-side snapshot is current (for views created later) but was not synced.
+    assert widget.snapshot["sessions"]["s-0003"]["state"] == "needs-input"
+    assert widget.snapshot["seq"] == patch["seq"]
+    widget.close()
+
+
+def test_patch_size_does_not_grow_with_the_fleet(homes, tmp_path):
+    sizes = []
+    for fleet in (10, 500):
+        hub = Hub(home=tmp_path / f"h{fleet}", claude_home=homes.claude, sources=False).start()
+        try:
+            fill(hub, fleet)
+            widget = StatusWidget(hub)
+            recorder = Recorder(widget)
+            change_one(hub)
+            [patch] = wait_until(recorder.patches, what="the patch")
+            patch.pop("now")
+            sizes.append(len(json.dumps(patch, separators=(",", ":"))))
+            widget.close()
+        finally:
+            hub.stop()
+    assert abs(sizes[0] - sizes[1]) <= 8, sizes  # only the counts' digits may differ
+
+
+def test_bursts_are_coalesced(hub):
+    fill(hub, 50)
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+
+    def burst() -> None:
+        for i in range(50):
+            hub.apply(s.Stop(at=now_ms(), session_id=f"s-{i:04d}"))
+
+    started = now_ms()
+    hub.call(burst)
+    wait_until(lambda: sum(len(p["upsert"]) for p in recorder.patches()) >= 50, what="all 50 rows")
+    elapsed = max(1, now_ms() - started)
+    patches = recorder.patches()
+    assert len(patches) <= 2 + elapsed // 50  # at most one per 50 ms
+    notes = [m for m in recorder.messages if m["type"] == "notify"]
+    assert len(notes) == 50 and {n["notification"]["state"] for n in notes} == {"review"}
+    widget.close()
+
+
+def test_closed_widget_stops_listening(hub):
+    widget = StatusWidget(hub)
+    listeners = len(hub._listeners)
+    widget.close()
+    assert len(hub._listeners) == listeners - 1
+    fill(hub, 3)  # must not raise on the hub thread
+
+
+def test_dismiss_message_answers_with_the_row(hub):
+    fill(hub, 1)
+    hub.call(lambda: hub.apply(s.Stop(at=now_ms(), session_id="s-0000")))
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+    widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": "s-0000"}, [])
+    patch = wait_until(lambda: recorder.patches(), what="answer")[-1]
+    assert patch["upsert"][0]["state"] == "idle"
+    assert hub.fleet["s-0000"].source == "user:dismiss"
+    # Refused (no longer in review): still answered, so the button does not stay pending.
+    widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": "s-0000"}, [])
+    wait_until(lambda: len(recorder.patches()) >= 2, what="second answer")
+
+
+def test_text_fallback_is_the_status_table(hub):
+    fill(hub, 2)
+    widget = StatusWidget(hub)
+    text = repr(widget)
+    assert "busy" in text and "p0" in text and "need you" in text
+    bundle = widget._repr_mimebundle_()
+    plain = bundle[0]["text/plain"] if isinstance(bundle, tuple) else bundle["text/plain"]
+    assert "busy" in plain
+
+
+def test_env_reports_claude_and_hooks(hub, homes):
+    from pmux_widget import hooks
+
+    widget = StatusWidget(hub)
+    assert widget.env["claude_installed"] is True
+    assert widget.env["hooks_installed"] is False
+    widget._on_front_end_msg(widget, {"type": "install_hooks"}, [])
+    assert widget.env["hooks_installed"] is True
+    assert widget.env["install_result"]["ok"] is True
+    assert hooks.hooks_status(homes.settings, homes.pmux).ok
