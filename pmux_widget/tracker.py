@@ -416,6 +416,8 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
     if signal.api_error and signal.at >= s.prompt_at:
         detail = s.error_detail or clip(signal.api_error)
         s = s.replace(error=s.error or "api_error", error_detail=detail)
+    elif not signal.api_error and s.error == "api_error":
+        s = s.replace(error=None, error_detail=None)  # a later answer: the error is over
     s = s.replace(active_at=max(s.active_at, signal.at))
     step.put(s)
 
@@ -560,8 +562,9 @@ def _on_recover(step: _Builder, signal: sig.Recover) -> None:
             return
     if signal.transcript_ending == "clean":
         step.put(_move(s, State.REVIEW, "recovery:transcript", signal.at))
-    elif signal.transcript_ending == "interrupt":
-        step.put(_move(s, State.IDLE, "recovery:interrupt", signal.at))
+    elif signal.transcript_ending in ("interrupt", "meta"):
+        # An Esc marker, or a harness record (/clear, /compact): nothing is in flight.
+        step.put(_move(s, State.IDLE, "recovery:" + signal.transcript_ending, signal.at))
 
 
 def _on_locate(step: _Builder, signal: sig.Locate) -> None:

@@ -627,7 +627,8 @@ def test_recovery_step3_pid_file_status_decides(status, ending, expected):
 
 
 @pytest.mark.parametrize(
-    ("ending", "expected"), [("clean", State.REVIEW), ("interrupt", State.IDLE)]
+    ("ending", "expected"),
+    [("clean", State.REVIEW), ("interrupt", State.IDLE), ("meta", State.IDLE)],
 )
 def test_recovery_step4_transcript_ending_decides(ending, expected):
     run = restarted(State.BUSY)
@@ -806,6 +807,15 @@ def test_transcript_api_error_shown_as_error_until_next_prompt():
     assert run.session.error_detail == "API Error: 529 overloaded"
     run.hook("UserPromptSubmit", at=run.now + 2)
     assert run.session.error is None
+
+
+def test_transcript_api_error_cleared_by_a_later_answer_without_hooks():
+    run = Run()
+    run.pid("busy", at=10)
+    run(s.TranscriptUpdate(at=20, session_id=SID, api_error="API Error: 500"))
+    assert run.session.error == "api_error"
+    run(s.TranscriptUpdate(at=30, session_id=SID, last_assistant="fine now", ending="clean"))
+    assert run.session.error is None and run.session.error_detail is None
 
 
 def test_input_fleet_is_never_mutated():

@@ -1,0 +1,121 @@
+"""Golden fixtures recorded from the real Claude Code CLI (tests/fixtures/real/), replayed
+through our parsers and the tracker: real shapes, not guessed ones.
+
+Tokens are checked against what the scripted model declared it sent (requests.jsonl), and the
+state the tracker reaches from the recorded hooks against what the run did.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pmux_widget import signals as s
+from pmux_widget.model import State
+from pmux_widget.tracker import reduce_all
+from pmux_widget.transcript import scan_transcript
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+SCENARIOS = sorted(p.name for p in REAL.iterdir() if (p / "hooks.jsonl").exists())
+
+
+def main_transcripts(scenario: str) -> list[Path]:
+    return sorted(
+        p for p in (REAL / scenario / "transcripts").rglob("*.jsonl") if "subagents" not in p.parts
+    )
+
+
+def hooks(scenario: str) -> list[dict]:
+    lines = (REAL / scenario / "hooks.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def payload_of(entry: dict) -> dict:
+    return entry.get("payload", entry)
+
+
+def declared_tokens(scenario: str, session_requests: set[str]) -> dict[str, int]:
+    """Usage the model declared for the responses that reached the main transcript."""
+    totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
+    for line in (REAL / scenario / "requests.jsonl").read_text().splitlines():
+        request = json.loads(line)
+        if request.get("message_id") in session_requests and request.get("usage"):
+            usage = request["usage"]
+            totals["input"] += usage["input_tokens"]
+            totals["output"] += usage["output_tokens"]
+            totals["cache_read"] += usage["cache_read_input_tokens"]
+            totals["cache_creation"] += usage["cache_creation_input_tokens"]
+    return totals
+
+
+def message_ids(transcript: Path) -> set[str]:
+    ids = set()
+    for line in transcript.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") == "assistant" and not record.get("isSidechain"):
+            ids.add(record["message"]["id"])
+    return ids
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_tokens_equal_the_declared_usage_after_dedup(scenario):
+    for transcript in main_transcripts(scenario):
+        facts = scan_transcript(transcript)
+        expected = declared_tokens(scenario, message_ids(transcript))
+        assert facts.tokens.to_json() == expected, transcript.name
+
+
+@pytest.mark.parametrize(
+    ("scenario", "ending"),
+    [
+        ("plain", "clean"),
+        ("approve", "clean"),
+        ("deny", "interrupt"),
+        ("esc_stream", "interrupt"),
+        ("esc_during_tool", "interrupt"),
+        ("compact", "meta"),
+        ("error_429", "open"),
+    ],
+)
+def test_transcript_ending_of_real_runs(scenario, ending):
+    [*_, last] = main_transcripts(scenario)
+    assert scan_transcript(last).ending == ending
+
+
+def test_api_error_record_is_an_error_not_an_answer():
+    [transcript] = main_transcripts("error_429")
+    facts = scan_transcript(transcript)
+    assert facts.api_error and facts.last_assistant is None
+
+
+@pytest.mark.parametrize(
+    ("scenario", "final_state"),
+    [
+        ("plain", State.REVIEW),
+        ("approve", State.REVIEW),
+        ("subagent", State.REVIEW),
+        ("parallel", State.REVIEW),
+        ("error_429", State.REVIEW),
+        ("print", State.IDLE),  # SessionEnd(other) after the Stop
+        ("compact", State.REVIEW),  # /compact after a reviewed turn changes nothing
+        ("deny", State.NEEDS_INPUT),  # hooks alone: "No" fires no hook (the PID file tells)
+    ],
+)
+def test_recorded_hooks_through_the_tracker(scenario, final_state):
+    signals = []
+    for i, entry in enumerate(hooks(scenario)):
+        parsed = s.parse_hook(payload_of(entry), at=1_000 + i)
+        assert not isinstance(parsed, s.Invalid), parsed
+        signals.append(parsed)
+    step = reduce_all({}, signals, now=10_000)
+    main = [x for x in step.sessions.values() if x.state is final_state]
+    assert main, {k: v.state for k, v in step.sessions.items()}
+    assert all(x.subagents == 0 for x in step.sessions.values())
+
+
+def test_recorded_hooks_parse_for_every_scenario():
+    for scenario in SCENARIOS:
+        for entry in hooks(scenario):
+            assert not isinstance(s.parse_hook(payload_of(entry), at=1), s.Invalid)
