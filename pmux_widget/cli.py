@@ -177,6 +177,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         live = fetch_snapshot(home)
         return live if live is not None else offline_snapshot(home, claude_dir)
 
+    if not claude_dir.is_dir():
+        print(
+            f"Claude Code not installed here: {claude_dir} does not exist "
+            "(set CLAUDE_CONFIG_DIR if it lives elsewhere).",
+            file=sys.stderr,
+        )
     if not args.watch:
         data = snapshot()
         if args.json:
