@@ -1,5 +1,6 @@
 # pmux-widget: the two commands of the README, plus the long-running suites.
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
+#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo.py)
 #   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
 #   make bench   the performance budgets (benchmarks/)
 #   make stress  the long reliability runs
@@ -9,6 +10,7 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
+DEMO_ARGS ?=
 
 .PHONY: demo test lint js bench stress clean install
 
@@ -36,13 +38,14 @@ test: install js lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 demo: install js
-	$(PY) -m pmux_widget.demo
+	$(PY) -m pmux_widget.demo $(DEMO_ARGS)
 
 bench: install js
 	$(PY) -m benchmarks
 
 stress: install js
-	$(VENV)/bin/pytest -m stress tests/stress $(PYTEST_ARGS)
+	PMUX_STRESS=1 PMUX_SETTINGS_EXAMPLES=3000 $(VENV)/bin/pytest tests/test_reliability.py \
+		tests/test_hooks_install.py tests/test_server.py tests/test_transcript.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules pmux_widget/static .demo .pytest_cache .ruff_cache
