@@ -1,0 +1,532 @@
+"""Shared benchmark helpers: temp homes, fake Claude processes, a ``serve`` subprocess,
+realistic hook payloads, HTTP calls, statistics and the results table.
+
+Nothing here touches ``~/.claude`` or ``~/.pmux_widget``: every home is a fresh temp dir, and
+subprocesses get ``PMUX_WIDGET_HOME`` / ``CLAUDE_CONFIG_DIR`` pointing into it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+
+from pmux_widget.claude_home import encode_project_dir, process_start_ticks
+from pmux_widget.home import PmuxHome
+
+__all__ = [
+    "ROOT",
+    "Homes",
+    "Row",
+    "ServeProcess",
+    "Sleepers",
+    "format_table",
+    "get_json",
+    "log",
+    "percentile",
+    "post_hook",
+    "print_table",
+    "session_cycle",
+    "summary_ms",
+    "temp_homes",
+    "wait_until",
+    "write_pid_file",
+]
+
+#: One line of the results table: (name, value, budget, ok). Rows whose budget is "info"
+#: report a number with no budget (always ok).
+Row = tuple[str, str, str, bool]
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+def log(message: str) -> None:
+    """Progress goes to stderr; stdout is the table."""
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval=0.05) -> T:
+    """Poll ``predicate`` until truthy; ``TimeoutError`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------------------- statistics
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def summary_ms(values_ms: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / p99 / max / mean of millisecond values."""
+    return {
+        "n": len(values_ms),
+        "p50": percentile(values_ms, 50),
+        "p95": percentile(values_ms, 95),
+        "p99": percentile(values_ms, 99),
+        "max": max(values_ms),
+        "mean": sum(values_ms) / len(values_ms),
+    }
+
+
+# ---------------------------------------------------------------------------- temp homes
+
+
+@dataclass
+class Homes:
+    """A benchmark's own pmux-widget home and Claude config dir, under one temp ``root``."""
+
+    root: Path
+    pmux: PmuxHome
+    claude: Path
+
+    @property
+    def settings(self) -> Path:
+        return self.claude / "settings.json"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.claude / "sessions"
+
+    @property
+    def projects_dir(self) -> Path:
+        return self.claude / "projects"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Environment for a subprocess using these homes (default 30 s poll: no override)."""
+        env = dict(os.environ)
+        env["PMUX_WIDGET_HOME"] = str(self.pmux.root)
+        env["CLAUDE_CONFIG_DIR"] = str(self.claude)
+        env.pop("PMUX_WIDGET_POLL_SECONDS", None)
+        env.pop("TMUX_PANE", None)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env.update(extra)
+        return env
+
+    def transcript_path(self, cwd: str, session_id: str) -> Path:
+        return self.projects_dir / encode_project_dir(cwd) / f"{session_id}.jsonl"
+
+
+@contextlib.contextmanager
+def temp_homes(name: str) -> Iterator[Homes]:
+    """Fresh homes in a temp dir, removed afterwards (whatever happens)."""
+    root = Path(tempfile.mkdtemp(prefix=f"pmux-bench-{name}-"))
+    try:
+        claude = root / "claude"
+        (claude / "sessions").mkdir(parents=True)
+        (claude / "projects").mkdir()
+        yield Homes(root, PmuxHome(root / "pmux").ensure(), claude)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# -------------------------------------------------------------------- fake Claude processes
+
+
+class Sleepers:
+    """``count`` real sleeping processes whose name is ``claude`` (``/bin/sleep`` run through a
+    symlink called ``claude``: the kernel's comm, which psutil reports, is the file name), so
+    the hub's "nearest Claude ancestor" walk and PID-file liveness work as with real sessions.
+    """
+
+    def __init__(self, directory: Path, count: int) -> None:
+        bin_dir = directory / "fake-bin"
+        bin_dir.mkdir(exist_ok=True)
+        link = bin_dir / "claude"
+        if not link.exists():
+            link.symlink_to(shutil.which("sleep") or "/bin/sleep")
+        self.procs = [
+            subprocess.Popen(
+                [str(link), "86400"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(count)
+        ]
+        self.pids = [p.pid for p in self.procs]
+
+    def __enter__(self) -> Sleepers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(OSError):
+                proc.kill()
+        for proc in self.procs:
+            with contextlib.suppress(Exception):
+                proc.wait(5)
+
+
+def write_pid_file(
+    homes: Homes, pid: int, session_id: str, cwd: str, status: str, now_ms: int
+) -> Path:
+    """A ``sessions/<pid>.json`` as Claude Code 2.1.197 writes it (procStart from /proc)."""
+    record: dict[str, Any] = {
+        "pid": pid,
+        "sessionId": session_id,
+        "cwd": cwd,
+        "startedAt": now_ms - 60_000,
+        "procStart": process_start_ticks(pid) or "",
+        "version": "2.1.197",
+        "peerProtocol": 1,
+        "kind": "interactive",
+        "entrypoint": "cli",
+        "name": f"{Path(cwd).name}-{session_id[:2]}",
+        "nameSource": "derived",
+        "status": status,
+        "updatedAt": now_ms - 5_000,
+        "statusUpdatedAt": now_ms - 5_000,
+    }
+    if status == "waiting":
+        record["waitingFor"] = "permission prompt"
+    path = homes.sessions_dir / f"{pid}.json"
+    path.write_text(json.dumps(record, separators=(",", ":")))
+    return path
+
+
+# ----------------------------------------------------------------------- serve subprocess
+
+
+@dataclass
+class ServeProcess:
+    """``python -m pmux_widget serve`` in a subprocess on ``homes`` (sources on, default poll).
+
+    ``port`` and ``token`` come from its runtime file and the home's token.
+    """
+
+    homes: Homes
+    proc: subprocess.Popen[bytes] | None = None
+    port: int = 0
+    token: str = ""
+    ps: psutil.Process | None = None
+    log_path: Path = field(default_factory=Path)
+
+    def __enter__(self) -> ServeProcess:
+        self.log_path = self.homes.root / "serve.log"
+        with open(self.log_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pmux_widget", "serve"],
+                env=self.homes.env(),
+                cwd=str(self.homes.root),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.ps = psutil.Process(self.proc.pid)
+        try:
+            self.port = wait_until(self._runtime_port, 60, "the serve subprocess's runtime file")
+        except TimeoutError:
+            self.__exit__()
+            log_text = self.log_path.read_text()[-2000:]
+            raise RuntimeError(f"serve did not start: {log_text}") from None
+        self.token = self.homes.pmux.token()
+        return self
+
+    def _runtime_port(self) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"serve exited: {self.log_path.read_text()[-2000:]}")
+        for path in self.homes.pmux.runtime_dir.glob("*.json"):
+            with contextlib.suppress(OSError, ValueError):
+                info = json.loads(path.read_text())
+                if info.get("pid") == self.proc.pid:
+                    return int(info["port"])
+        return 0
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the hub process (threads included)."""
+        assert self.ps is not None
+        times = self.ps.cpu_times()
+        return times.user + times.system
+
+    def rss(self) -> int:
+        assert self.ps is not None
+        return self.ps.memory_info().rss
+
+    def peak_rss(self) -> int:
+        """VmHWM: the process's peak resident set size."""
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+
+# ---------------------------------------------------------------------------------- HTTP
+
+
+def _request(
+    port: int, method: str, path: str, body: bytes | None, headers: dict[str, str]
+) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def post_hook(port: int, token: str, payload: dict[str, Any] | bytes, ppid: int = 0) -> int:
+    """POST one hook payload as the hook script does (token, pane, ppid, sent headers)."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    headers = {
+        "X-Pmux-Token": token,
+        "Content-Type": "application/json",
+        "X-Pmux-Pane": "",
+        "X-Pmux-Sent": str(time.time_ns() // 1_000_000),
+    }
+    if ppid:
+        headers["X-Pmux-Ppid"] = str(ppid)
+    status, _ = _request(port, "POST", "/api/hook", body, headers)
+    return status
+
+
+def get_json(port: int, token: str, path: str) -> Any:
+    status, body = _request(port, "GET", path, None, {"X-Pmux-Token": token})
+    if status != 200:
+        raise RuntimeError(f"GET {path}: HTTP {status}: {body[:200]!r}")
+    return json.loads(body)
+
+
+# ------------------------------------------------------------------------- hook payloads
+
+_PROMPTS = [
+    "the retry helper hammers the gateway on timeouts: switch it to exponential backoff",
+    "add a test for the cursor pagination when the token expires mid-page",
+    "why does the p99 latency dashboard show gaps every night around 02:00?",
+    "rename the lease heartbeat setting and update the docs and the migration",
+]
+_ANSWER = (
+    "Done. The retry helper now backs off exponentially (100 ms doubling, capped at 5 s, "
+    "with jitter) and the total wait stays bounded by the request deadline. I added tests "
+    "for the cap and for the deadline, and updated the config docs."
+)
+
+
+def _file_text(size: int, seed: int) -> str:
+    """About ``size`` characters of source-like text (a Read result's file content)."""
+    words = ("def", "retry(call,", "attempts=5):", "delay", "=", "base", "*", "2", "**", "n")
+    out: list[str] = []
+    length, n = 0, seed
+    while length < size:
+        word = words[n % len(words)] + ("\n" if n % 11 == 0 else " ")
+        out.append(word)
+        length += len(word)
+        n = (n * 1103515245 + 12345) & 0x7FFFFFFF
+    return "".join(out)[:size]
+
+
+def session_cycle(
+    session_id: str, cwd: str, transcript_path: str, *, read_size: int = 2000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One realistic turn of hooks (shapes of the recorded 2.1.197 payloads): a prompt, a
+    Read, a Bash that needs permission (PermissionRequest + Notification), an Edit, Stop."""
+    prompt_id = str(uuid.UUID(int=seed * 7919 + 1))
+    base = {
+        "session_id": session_id,
+        "transcript_path": transcript_path,
+        "cwd": cwd,
+        "prompt_id": prompt_id,
+        "permission_mode": "default",
+    }
+    tool = {**base, "effort": {"level": "high"}}
+    read_input = {"file_path": f"{cwd}/src/retry.py"}
+    bash_input = {
+        "command": f"pytest -q tests/test_retry.py -k backoff_{seed}",
+        "description": "Run the retry tests",
+    }
+    edit_input = {
+        "file_path": f"{cwd}/src/retry.py",
+        "old_string": "delay = base",
+        "new_string": "delay = min(cap, base * 2 ** attempt) * random.uniform(0.5, 1.5)",
+        "replace_all": False,
+    }
+    content = _file_text(read_size, seed)
+    return [
+        {**base, "hook_event_name": "UserPromptSubmit", "prompt": _PROMPTS[seed % 4]},
+        {
+            **tool,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": read_input,
+            "tool_use_id": f"toolu_01R{seed:022d}",
+        },
+        {
+            **tool,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_input": read_input,
+            "tool_response": {
+                "type": "text",
+                "file": {
+                    "filePath": read_input["file_path"],
+                    "content": content,
+                    "numLines": content.count("\n") + 1,
+                    "startLine": 1,
+                    "totalLines": content.count("\n") + 1,
+                },
+            },
+            "tool_use_id": f"toolu_01R{seed:022d}",
+            "duration_ms": 3,
+        },
+        {
+            **tool,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": bash_input,
+            "tool_use_id": f"toolu_01B{seed:022d}",
+        },
+        {
+            **tool,
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": bash_input,
+            "permission_suggestions": [
+                {"type": "addDirectories", "directories": [cwd], "destination": "session"},
+                {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+            ],
+        },
+        {
+            **base,
+            "hook_event_name": "Notification",
+            "notification_type": "permission_prompt",
+            "message": "Claude needs your permission to use Bash",
+        },
+        {
+            **tool,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": bash_input,
+            "tool_response": {
+                "stdout": "....\n4 passed in 0.31s",
+                "stderr": "",
+                "interrupted": False,
+                "isImage": False,
+            },
+            "tool_use_id": f"toolu_01B{seed:022d}",
+            "duration_ms": 812,
+        },
+        {
+            **tool,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Edit",
+            "tool_input": edit_input,
+            "tool_use_id": f"toolu_01E{seed:022d}",
+        },
+        {
+            **tool,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": edit_input,
+            "tool_response": {
+                "filePath": edit_input["file_path"],
+                "oldString": "delay = base",
+                "newString": edit_input["new_string"],
+                "userModified": False,
+            },
+            "tool_use_id": f"toolu_01E{seed:022d}",
+            "duration_ms": 21,
+        },
+        {
+            **base,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": _ANSWER,
+        },
+    ]
+
+
+def session_start(session_id: str, cwd: str, transcript_path: str) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "transcript_path": transcript_path,
+        "cwd": cwd,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "model": "claude-sonnet-4-5-20250929",
+    }
+
+
+# --------------------------------------------------------------------------------- table
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return str(value)
+
+
+def result_text(row: Sequence[Any]) -> str:
+    budget, ok = str(row[2]), bool(row[3])
+    if budget.strip().lower() == "info":
+        return "info"
+    return "PASS" if ok else "FAIL"
+
+
+def format_table(rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table of rows (name, value, budget, ok)."""
+    lines = ["| benchmark | value | budget | result |", "|---|---|---|---|"]
+    for row in rows:
+        name, value, budget = (str(row[0]), format_value(row[1]), str(row[2]))
+        cells = [c.replace("|", "\\|") for c in (name, value, budget, result_text(row))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def print_table(rows: Sequence[Sequence[Any]]) -> None:
+    print(format_table(rows), flush=True)
+
+
+def run_alone(main: Callable[..., list[Row]], argv: Sequence[str] | None = None) -> None:
+    """``python -m benchmarks.bench_x [--quick]``: run, print the table, exit 1 on a FAIL."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="short smoke run")
+    args = parser.parse_args(argv)
+    rows = main(quick=args.quick)
+    print_table(rows)
+    sys.exit(0 if all(row[3] for row in rows) else 1)
