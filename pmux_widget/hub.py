@@ -32,7 +32,7 @@ from ._version import __version__
 from .home import PmuxHome
 from .model import Change, Session, count_states
 from .server import DRAIN_LIMIT, make_app
-from .signals import HookSignal, HubRestart, Invalid, Signal, parse_hook
+from .signals import HookSignal, HubRestart, Invalid, SessionStart, Signal, parse_hook
 from .tracker import reduce
 
 __all__ = ["Hub", "Listener", "now_ms", "project_name"]
@@ -283,9 +283,14 @@ class Hub:
 
     def accept_hook(self, signal: HookSignal, ppid: int | None) -> None:
         """Enrich a hook (the session's Claude pid, its project) and apply it. Hub thread."""
+        # The walk up from the hook's parent runs once per session; the liveness loop
+        # re-checks known pids every 2 s, so the cache needs no check here.
         pid = self._pid_cache.get(signal.session_id)
-        if pid is None or not processes.pid_alive(pid):
-            pid = processes.claude_ancestor(ppid) if ppid else None
+        known = self.fleet.get(signal.session_id)
+        if isinstance(signal, SessionStart) or (known is not None and known.ended):
+            pid = None  # a new process may run this session now (startup, --resume)
+        if pid is None and ppid:
+            pid = processes.claude_ancestor(ppid)
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
         project = project_name(signal.cwd)
@@ -328,6 +333,8 @@ class Hub:
         """Run ``fn`` on the hub thread and return its result (from another thread)."""
         if threading.current_thread() is self._thread:
             return fn()
+        if not self.running:
+            raise RuntimeError("the pmux-widget hub is not running")
         done: asyncio.Future[Any] | Any = asyncio.run_coroutine_threadsafe(
             _call_async(fn), self.loop
         )

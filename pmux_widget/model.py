@@ -166,7 +166,7 @@ JSON_FIELDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Session:
     """One Claude Code conversation, keyed by its ``session_id``.
 
@@ -251,7 +251,15 @@ class Session:
         return base
 
     def replace(self, **changes: Any) -> Session:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (field names only). The tracker calls this several times per
+        signal: a dict merge is ~20x faster than ``dataclasses.replace``, which re-runs
+        ``__init__`` over all fields."""
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Session has no field(s) {sorted(unknown)}")
+        new = object.__new__(Session)
+        object.__setattr__(new, "__dict__", {**self.__dict__, **changes})
+        return new
 
     def dismiss(self) -> None:
         """Mark this finished session as seen: review → idle, through the running hub."""
@@ -315,6 +323,7 @@ def set_dismiss_handler(handler: Callable[[str], None] | None) -> None:
     _dismiss_handler = handler
 
 
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Session))
 _BOOKKEEPING = tuple(
     f.name for f in dataclasses.fields(Session) if f.name not in frozenset(JSON_FIELDS)
 )

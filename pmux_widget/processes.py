@@ -58,11 +58,24 @@ def claude_ancestor(pid: int | None) -> int | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """The pid exists and is not a zombie."""
+    """The pid exists and is not a zombie.
+
+    On Linux one read of ``/proc/<pid>/stat`` (the liveness loop calls this for every session
+    every 2 s: it must cost next to nothing); elsewhere psutil.
+    """
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except (psutil.Error, OSError):
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except FileNotFoundError:
         return False
+    except OSError:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except (psutil.Error, OSError):
+            return False
+    # "pid (comm) S ...": the state follows the last ")" (comm may contain spaces and parens)
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+    return state not in (b"Z", b"X", b"")
 
 
 def children_map() -> dict[int, list[int]]:
@@ -84,14 +97,18 @@ def descendants(root: int, tree: dict[int, list[int]], depth: int = 3) -> Iterat
 
 
 def listening_ports(pids: Iterable[int]) -> list[int]:
-    """TCP ports in LISTEN state owned by any of ``pids`` (dev servers a session started)."""
-    wanted = set(pids)
+    """TCP ports in LISTEN state owned by any of ``pids`` (dev servers a session started).
+
+    Only these processes' own sockets are looked at (``psutil.net_connections()`` would map
+    every socket of every process on the machine, once per call: far too slow for a poll).
+    """
     ports: set[int] = set()
-    try:
-        connections = psutil.net_connections(kind="tcp")
-    except (psutil.Error, OSError):
-        return []
-    for conn in connections:
-        if conn.status == psutil.CONN_LISTEN and conn.pid in wanted and conn.laddr:
-            ports.add(conn.laddr.port)
+    for pid in pids:
+        try:
+            connections = psutil.Process(pid).net_connections(kind="tcp")
+        except (psutil.Error, OSError):
+            continue
+        for conn in connections:
+            if conn.status == psutil.CONN_LISTEN and conn.laddr:
+                ports.add(conn.laddr.port)
     return sorted(ports)
