@@ -1,0 +1,375 @@
+"""``make demo`` end to end: the demo process, its fleet, JupyterLab, and its clean exit.
+
+* The fleet test runs ``python -m pmux_widget.demo --no-lab --duration 25`` with the demo dir in
+  a temp dir, a hub in this process pointed at the demo's homes, and checks that every state
+  and indicator arrived (through the INSTALLED hook script and the transcripts), that the demo
+  stops by itself and that no process of its own is left.
+* The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
+* The browser test runs the whole demo (JupyterLab included), opens the printed URL in
+  Chromium, runs the cell that shows the widget, waits for rows in each of the four states,
+  takes a screenshot (``test-output/demo/``), then sends SIGINT and checks that JupyterLab and
+  its kernel are gone too.
+
+"A process of the demo's own" = any process whose environment has our ``PMUX_DEMO_DIR``: the
+demo sets it for everything it starts (hook scripts, JupyterLab, kernels).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pmux_widget.hub import Hub
+from pmux_widget.model import Change, Session
+
+REPO = Path(__file__).resolve().parents[1]
+OUTPUT = REPO / "test-output" / "demo"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: What the fleet must show: the four states and the indicators.
+REQUIRED = (
+    "idle",
+    "busy",
+    "needs-input",
+    "review",
+    "current_tool",
+    "tokens",
+    "context",
+    "error",
+    "compacting",
+    "subagents",
+    "interrupt",
+    "ended",
+    "tmux_pane",
+)
+STATES = ("idle", "busy", "needs-input", "review")
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def own_processes(demo_dir: Path) -> list[psutil.Process]:
+    """Live processes whose environment carries this demo's ``PMUX_DEMO_DIR``."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if proc.environ().get("PMUX_DEMO_DIR") != str(demo_dir):
+                continue
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """Live (non-zombie) processes of process group ``pgid``."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def poll(predicate, timeout: float, what, interval: float = 0.2):  # type: ignore[no-untyped-def]
+    """Poll until ``predicate()`` is truthy; ``what()`` describes the failure at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {timeout} s: {what()}")
+        time.sleep(interval)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class DemoProcess:
+    """``python -m pmux_widget.demo <args>`` in its own session, output to a file."""
+
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.dir = tmp_path / "demo"
+        self.out = tmp_path / "demo.out"
+        self._log = open(self.out, "wb")  # noqa: SIM115 (closed in cleanup)
+        env = {**os.environ, "PMUX_DEMO_DIR": str(self.dir), "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pmux_widget.demo", *args],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        return self.out.read_text(errors="replace")
+
+    def wait_for_output(self, pattern: str, timeout: float) -> re.Match[str]:
+        def found() -> re.Match[str] | None:
+            match = re.search(pattern, self.output())
+            if match is None and self.proc.poll() is not None:
+                raise AssertionError(f"demo exited ({self.proc.returncode}):\n{self.output()}")
+            return match
+
+        return poll(found, timeout, lambda: f"no {pattern!r} in the output:\n{self.output()}")
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.proc.pid, signum)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running after {timeout} s:\n{self.output()}") from None
+
+    def assert_nothing_left(self) -> None:
+        """No process of the demo's own remains (hook scripts may need a moment to finish)."""
+        poll(
+            lambda: not own_processes(self.dir),
+            15,
+            lambda: (
+                "left running: " + ", ".join(f"{p.pid} {p.name()}" for p in own_processes(self.dir))
+            ),
+        )
+        # Its process group holds nothing alive either (orphaned zombies wait for init).
+        assert not [p.pid for p in group_members(self.proc.pid) if p.pid != self.proc.pid]
+
+    def cleanup(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        for proc in own_processes(self.dir):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        self._log.close()
+
+
+def features(session: Session) -> set[str]:
+    """The states and indicators one session shows."""
+    found = {session.state.value}
+    checks = {
+        "current_tool": bool(session.current_tool),
+        "tokens": session.tokens.output > 0,
+        "context": session.context_tokens > 0,
+        "error": bool(session.error),
+        "compacting": session.compacting,
+        "subagents": session.subagents > 0,
+        "interrupt": session.source == "transcript:interrupt",
+        "ended": session.ended,
+        "tmux_pane": bool(session.pane),
+    }
+    return found | {name for name, shown in checks.items() if shown}
+
+
+class Observer:
+    """A hub listener: when each state or indicator was first seen (s since creation)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.first: dict[str, float] = {}
+
+    def __call__(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        now = round(time.monotonic() - self.t0, 2)
+        for change in changes:
+            for name in features(change.after):
+                self.first.setdefault(name, now)
+
+    def missing(self) -> list[str]:
+        return [name for name in REQUIRED if name not in self.first]
+
+
+def save_timings(name: str, data: dict[str, object]) -> None:
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    path = OUTPUT / "timings.json"
+    try:
+        current = json.loads(path.read_text())
+    except (OSError, ValueError):
+        current = {}
+    current[name] = data
+    path.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------------- fleet
+
+
+@pytest.mark.timeout(180)
+def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
+    demo_dir = tmp_path / "demo"
+    (demo_dir / "claude" / "projects").mkdir(parents=True)
+    hub = Hub(home=demo_dir / "pmux", claude_home=demo_dir / "claude").start()
+    seen = Observer()
+    hub.call(lambda: hub.add_listener(seen))
+    demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")
+    try:
+        poll(lambda: not seen.missing(), 60, lambda: f"never seen: {seen.missing()}")
+        all_seen = max(seen.first[name] for name in REQUIRED)
+        states_seen = max(seen.first[name] for name in STATES)
+        print(f"\nfirst seen (s after start): {seen.first}")
+        print(f"all four states after {states_seen} s, everything after {all_seen} s")
+        save_timings(
+            "fleet", {"first_seen_s": seen.first, "states_s": states_seen, "all_s": all_seen}
+        )
+
+        assert demo.wait(60) == 0, demo.output()  # --duration: it stops by itself
+        assert "Stopped; no demo process is left running." in demo.output()
+        demo.assert_nothing_left()
+
+        # Five projects, four of them in "tmux panes"; the hooks came through the hook script.
+        sessions = hub.call(lambda: list(hub.fleet.values()))
+        assert {s.project for s in sessions} == {
+            "acme-api",
+            "web-frontend",
+            "data-pipeline",
+            "infra",
+            "docs-site",
+        }
+        assert {s.pane for s in sessions} == {"%1", "%2", "%3", "%4", None}
+        assert all(s.ended for s in sessions), "the demo ends its sessions when it stops"
+        assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
+        assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"
+    finally:
+        demo.cleanup()
+        hub.stop()
+
+
+@pytest.mark.timeout(120)
+def test_demo_stops_everything_on_sigint(tmp_path: Path) -> None:
+    demo = DemoProcess(tmp_path, "--no-lab")
+    try:
+        demo.wait_for_output(r"Running; stops on Ctrl\+C", 60)
+        poll(
+            lambda: list((demo.dir / "claude" / "projects").glob("*/*.jsonl")),
+            30,
+            lambda: "no transcript written",
+        )
+        demo.signal(signal.SIGINT)
+        assert demo.wait(30) == 0, demo.output()
+        assert "Stopping (SIGINT)" in demo.output()
+        demo.assert_nothing_left()
+    finally:
+        demo.cleanup()
+
+
+# ---------------------------------------------------------------------------- browser
+
+_PRESENT_STATES = (
+    "() => " + json.dumps(list(STATES)) + ".filter((state) => "
+    "document.querySelector(`.pmux-row.pmux-row--${state}:not(.pmux-row--ended)`))"
+)
+
+
+def run_cell(page, cell) -> float:  # type: ignore[no-untyped-def]
+    """Run ``cell`` (Shift+Enter in its editor) until its prompt shows it ran or runs;
+    returns when it was run (monotonic)."""
+    prompt = cell.locator(".jp-InputPrompt").first
+    deadline = time.monotonic() + 60
+    while True:
+        cell.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        ran = time.monotonic()
+        while time.monotonic() < ran + 5:
+            if re.search(r"\[[0-9*]+\]", prompt.inner_text()):
+                return ran
+            page.wait_for_timeout(100)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the cell did not run (prompt {prompt.inner_text()!r})")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_demo_in_jupyterlab(tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing (CI: the browser test must run)")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); set CI=1 to fail instead")
+    from playwright.sync_api import sync_playwright
+
+    demo = DemoProcess(tmp_path, "--port", str(free_port()), "--duration", "200")
+    try:
+        url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
+        kernels: set[int] = set()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(url)
+                cell = page.locator(".jp-CodeCell", has_text="pmux_widget.show()").first
+                cell.wait_for(timeout=90_000)
+                # The kernel must be up: a cell run while it starts can be dropped.
+                kernel_idle = re.compile(r"\(ipykernel\) \| Idle")
+                page.get_by_text(kernel_idle).first.wait_for(timeout=90_000)
+                ran = run_cell(page, cell)
+                page.locator(".pmux-row").first.wait_for(timeout=60_000)
+                first_row = round(time.monotonic() - ran, 2)
+
+                seen: dict[str, float] = {}
+
+                def all_states() -> bool:
+                    for state in page.evaluate(_PRESENT_STATES):
+                        seen.setdefault(state, round(time.monotonic() - ran, 2))
+                    if len(seen) < len(STATES):
+                        page.wait_for_timeout(250)  # the page keeps running meanwhile
+                    return len(seen) == len(STATES)
+
+                poll(
+                    all_states,
+                    60,
+                    lambda: f"rows seen only in {sorted(seen)}",
+                    interval=0,
+                )
+                OUTPUT.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)
+                print(f"\nfirst row {first_row} s after the cell ran; states seen: {seen}")
+                save_timings("browser", {"first_row_s": first_row, "states_s": seen})
+                kernels = {
+                    p.pid for p in own_processes(demo.dir) if "ipykernel" in " ".join(p.cmdline())
+                }
+                assert kernels, "the notebook's kernel runs with the demo's environment"
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    OUTPUT.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(OUTPUT / "jupyterlab-failed.png"))
+                raise
+            finally:
+                browser.close()
+
+        demo.signal(signal.SIGINT)
+        assert demo.wait(60) == 0, demo.output()
+        assert "Stopped; no demo process is left running." in demo.output()
+        demo.assert_nothing_left()
+        assert not [pid for pid in kernels if alive(pid)], "the kernel survived"
+    finally:
+        demo.cleanup()
