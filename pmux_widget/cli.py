@@ -232,7 +232,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import main as demo_main
 
-    return demo_main([])
+    return demo_main(list(args.extra))
 
 
 # --------------------------------------------------------------------------------- main
@@ -272,7 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("demo", help="JupyterLab over a demo fleet of Claude sessions")
+    p = sub.add_parser(
+        "demo",
+        help="JupyterLab over a demo fleet of Claude sessions (options: pmux-widget demo --help)",
+        add_help=False,
+    )
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("doctor", help="check the setup, line by line")
@@ -281,7 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "demo":  # only the demo forwards its own options
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     return int(args.func(args))
 
 
