@@ -824,3 +824,27 @@ def test_input_fleet_is_never_mutated():
     frozen = {k: v.to_record() for k, v in snapshot.items()}
     run.hook("Stop")
     assert {k: v.to_record() for k, v in snapshot.items()} == frozen
+
+
+def test_tracker_module_is_pure():
+    """No I/O, threads, clock or event loop: only the data modules and pure helpers."""
+    import ast
+    from pathlib import Path
+
+    import pmux_widget.tracker as tracker
+
+    tree = ast.parse(Path(tracker.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(("." * node.level) + (node.module or ""))
+    allowed = {"__future__", "posixpath", "collections.abc", "dataclasses", "typing", ".",
+               ".model", ".summaries", ".signals"}  # fmt: skip
+    assert imported <= allowed, imported - allowed
+    for module in (".model", ".summaries", ".signals"):
+        source = Path(tracker.__file__).with_name(module[1:] + ".py").read_text()
+        for banned in ("import os", "import time", "import threading", "import asyncio",
+                       "import socket", "open("):  # fmt: skip
+            assert banned not in source, (module, banned)
