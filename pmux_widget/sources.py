@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +50,12 @@ GONE_RECHECK_S = 1.5
 LIVENESS_S = 2.0
 #: Wait this long after a hookless PID ``idle`` for the transcript to catch up.
 PID_IDLE_SETTLE_S = 0.35
+#: While a watched dir does not exist yet (Claude creates ``sessions/`` at its first start and
+#: ``projects/<dir>`` with a session's first line), look for it this often.
+DIR_RETRY_S = 0.25
+#: After (re)starting a watch, scan its files once more this much later: what was written
+#: between the scan and the watch being in place raises no event.
+WATCH_CATCH_UP_S = 0.1
 _WATCH = {"debounce": 40, "step": 20, "rust_timeout": 2000}
 
 
@@ -62,6 +68,15 @@ def poll_interval(session_count: int) -> float:
     if session_count <= 10:
         return 30.0
     return 45.0 if session_count <= 20 else 60.0
+
+
+def followed(session: Session) -> bool:
+    """Is this session's transcript followed live? Work states and review, and also an idle
+    session whose Claude still runs: after Esc or "No" on a dialog the PID file turns idle
+    100-200 ms BEFORE the interrupt marker and the rejected tool's result reach the transcript
+    (measured), and /clear and /compact write theirs while idle. An idle transcript gets no
+    writes otherwise, so following it costs nothing."""
+    return session.state in FOLLOWED_STATES or (session.running and not session.ended)
 
 
 def _now() -> int:
@@ -155,10 +170,13 @@ class Sources:
     async def _watch_pid_files(self) -> None:
         directory = self.claude.sessions_dir
         while not self.stop_event.is_set():
-            if not directory.is_dir():
-                await self._sleep(2.0)
+            if not directory.is_dir():  # the first Claude ever run here creates it
+                await self._sleep(DIR_RETRY_S)
                 continue
             await self._rescan_pid_files()
+            # A PID file written between that scan and the watch being in place raises no
+            # event: scan once more when it is.
+            self._spawn(self._after_watch_start(self._rescan_pid_files))
             try:
                 async for changes in watchfiles.awatch(
                     directory, stop_event=self.stop_event, recursive=False, **_WATCH
@@ -194,6 +212,14 @@ class Sources:
             alive = await self._in(self.probe_pool, is_alive, record)
             if alive:
                 self._spawn(self._apply_pid_file(record))
+
+    async def _after_watch_start(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run ``fn`` once a watch just started is in place (awatch sets it up on its first
+        step, right after the caller spawned this)."""
+        await self._sleep(WATCH_CATCH_UP_S)
+        if not self.stop_event.is_set():
+            with contextlib.suppress(RuntimeError):  # pools shut down by a concurrent stop
+                await fn()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -276,7 +302,10 @@ class Sources:
         if session_id is None or (not result.changed and not result.interrupts):
             return
         facts = result.facts
-        at = facts.last_record_at or _now()
+        # No timestamped record yet (only the title / mode lines a session starts with): the
+        # update must not look newer than anything. "Now" would, and records flushed later
+        # carry earlier timestamps (the tool_use of a hookless first turn was then ignored).
+        at = facts.last_record_at or 0
         signals: list[Signal] = [
             TranscriptUpdate(
                 at=at,
@@ -309,13 +338,12 @@ class Sources:
                 self._apply_tail(path, result)
 
     async def _tail_all(self, first_read: bool = False) -> None:
-        followed = [
+        paths = [
             path
             for path, sid in self.path_owner.items()
-            if (s := self.hub.fleet.get(sid)) is not None
-            and (first_read or s.state in FOLLOWED_STATES)
+            if (s := self.hub.fleet.get(sid)) is not None and (first_read or followed(s))
         ]
-        await self._tail(followed)
+        await self._tail(paths)
 
     def _roots(self) -> list[Path]:
         roots = {self.claude.projects_dir} if self.claude.projects_dir.is_dir() else set()
@@ -337,8 +365,11 @@ class Sources:
             self.watched_roots = self._roots()
             self.watch_restart = asyncio.Event()
             if not self.watched_roots:
-                await self._sleep(2.0, self.watch_restart)
+                await self._sleep(DIR_RETRY_S if self.tailers else 2.0, self.watch_restart)
                 continue
+            # Lines written before the new watch was in place raise no event (e.g. a whole
+            # first turn written before its project dir was watched): read them then.
+            self._spawn(self._after_watch_start(self._tail_all))
             try:
                 async for changes in watchfiles.awatch(
                     *self.watched_roots, stop_event=self.watch_restart, **_WATCH
@@ -349,19 +380,29 @@ class Sources:
                 await self._sleep(1.0)
 
     def _roots_may_have_changed(self) -> None:
-        if self._roots() != self.watched_roots:
-            self.watch_restart.set()
+        if not self.watched_roots or self._roots() != self.watched_roots:
+            self.watch_restart.set()  # (nothing watched yet: look again at the retry pace)
 
     async def _on_transcript_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         touched = []
-        for _, path in changes:
+        for change, path in changes:
             sid = self.path_owner.get(path)
             if sid is None:
+                if change is watchfiles.Change.added:
+                    self._new_dir(path)
                 continue
             session = self.hub.fleet.get(sid)
-            if session is not None and session.state in FOLLOWED_STATES:
+            if session is not None and followed(session):
                 touched.append(path)
         await self._tail(dict.fromkeys(touched))
+
+    def _new_dir(self, path: str) -> None:
+        """A dir appeared under a watched root: the watch on it is added only now, so lines
+        written to a followed transcript inside it before that raised no event."""
+        prefix = path.rstrip("/") + "/"
+        inside = [p for p in self.path_owner if p.startswith(prefix)]
+        if inside:
+            self._spawn(self._after_watch_start(lambda: self._tail(inside)))
 
     def _on_changes(self, changes: list[Any], fleet: dict[str, Session]) -> None:
         """Listener: a session seen for the first time, or with a new transcript, is tracked."""

@@ -8,6 +8,12 @@
   events (never the real ``~/.claude``).
 * ``tmux_claude``: the CLI running in a private tmux server, at its prompt; torn down (tmux
   server and CLI processes killed) after the test, with the last screen printed on failure.
+* ``make_tracked(hooks=True)`` / ``tracked_claude``: end-to-end setups (see ``tracking.py``):
+  our hooks installed into the env's ``settings.json`` (with ``hooks=False``: no hooks at all),
+  ``PMUX_WIDGET_HOME`` passed to the CLI, a real :class:`Hub` with its sources watching the
+  env's config dir, and one CLI started whose session the hub already knows.
+* ``timings``: latencies a test measured; printed at the end of the run and merged into
+  ``test-output/real_claude_timings.json``.
 
 Every test that uses ``claude_cli`` (directly or through the fixtures above) is marked
 ``real_claude`` automatically.
@@ -15,15 +21,30 @@ Every test that uses ``claude_cli`` (directly or through the fixtures above) is 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pmux_widget.simulate.claude import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
+from pmux_widget import hooks as pmux_hooks
+from pmux_widget.home import PmuxHome
+from pmux_widget.hub import Hub
+from pmux_widget.simulate.claude import (
+    CLI_VERSION,
+    ClaudeEnv,
+    CliUnavailable,
+    TmuxClaude,
+    ensure_cli,
+)
 from pmux_widget.simulate.model import ScriptedModel
+
+from .tracking import TIMINGS, TIMINGS_FILE, Timings, Tracked
 
 
 def _must_have_claude() -> bool:
@@ -99,3 +120,101 @@ def tmux_claude(
         print("--- last screen ---\n" + tc.screen())
         print("--- hooks ---\n" + "\n".join(claude_env.hook_events()))
     tc.close()
+
+
+# --------------------------------------------------------------------------- tracked sessions
+#
+# The end-to-end fixtures: the real CLI in tmux with OUR hooks installed (or none at all), and a
+# real Hub with its sources (PID-file and transcript watchers, liveness loop) in this process.
+
+
+@pytest.fixture
+def timings(request: pytest.FixtureRequest) -> Iterator[Timings]:
+    """Record latencies; kept (for the summary and the JSON file) even if the test fails."""
+    t = Timings(request.node.name)
+    yield t
+    if t.rows:
+        TIMINGS[request.node.name] = t.rows
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the measured latencies and merge them into test-output/real_claude_timings.json."""
+    if not TIMINGS:
+        return
+    terminalreporter.section("real Claude Code: measured latencies")
+    for test, rows in TIMINGS.items():
+        for row in rows:
+            budget = f" (budget {row['budget_ms']:.0f} ms)" if row.get("budget_ms") else ""
+            terminalreporter.write_line(f"{test}: {row['what']}: {row['ms']:.0f} ms{budget}")
+    data: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(TIMINGS_FILE.read_text())
+    tests = data.get("tests") if isinstance(data.get("tests"), dict) else {}
+    tests.update(TIMINGS)
+    data = {
+        "cli_version": CLI_VERSION,
+        "cpus": os.cpu_count(),
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "tests": dict(sorted(tests.items())),
+    }
+    TIMINGS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    TIMINGS_FILE.write_text(json.dumps(data, indent=2) + "\n")
+    terminalreporter.write_line(f"written to {TIMINGS_FILE}")
+
+
+@pytest.fixture
+def make_tracked(
+    request: pytest.FixtureRequest,
+    claude_cli: Path,
+    scripted_model: ScriptedModel,
+    tmp_path: Path,
+) -> Iterator[Callable[..., Tracked]]:
+    """``make_tracked(hooks=True)``: a Tracked with one CLI started; everything torn down."""
+    if shutil.which("tmux") is None:
+        _unavailable("tmux is not installed")
+    made: list[Tracked] = []
+
+    def make(hooks: bool = True) -> Tracked:
+        pmux_home = PmuxHome(tmp_path / "pmux")
+        env = ClaudeEnv(
+            scripted_model.base_url,
+            root=tmp_path / "claude",
+            extra_env={"PMUX_WIDGET_HOME": str(pmux_home.root)},
+        )
+        if hooks:
+            pmux_hooks.install(env.settings_file, pmux_home)
+            env.add_recorder_hooks()  # ground truth: which hooks really fired
+        hub = Hub(home=pmux_home.root, claude_home=env.config_dir).start()
+        tracked = Tracked(env, hub, scripted_model, claude_cli, hooks)
+        made.append(tracked)
+        tracked.spawn()
+        return tracked
+
+    yield make
+    rep = getattr(request.node, "rep_call", None)
+    for tracked in made:
+        if rep is not None and rep.failed:
+            for tc in tracked.claudes:
+                with contextlib.suppress(Exception):
+                    print(f"--- last screen of pid {tc._pid} ---\n" + tc.screen())
+            print("--- hooks ---\n" + "\n".join(tracked.env.hook_events()))
+            print(f"--- PID files ---\n{tracked.env.pid_files()}")
+            for source in tracked.hub._sources:
+                tasks = [(t.get_coro().__qualname__, t.done()) for t in source.tasks]
+                print(f"--- sources: tasks {tasks}, roots {source.watched_roots}")
+            print("--- hub changes (t, sid, state, source, tool, subagents) ---")
+            for s in tracked.log.seen:
+                a = s.after
+                print(
+                    f"{s.t:.3f} {a.session_id[:8]} {a.state.value} {a.source} "
+                    f"{a.tool_summary!r} sub={a.subagents} running={a.running}"
+                )
+        tracked.close()
+    # The tracker, the store and the listeners never failed on what the real CLI did.
+    assert [t.hub.errors for t in made] == [0] * len(made), "hub errors (see the log)"
+
+
+@pytest.fixture
+def tracked_claude(make_tracked: Callable[..., Tracked]) -> Tracked:
+    """One CLI with our hooks installed, a hub watching it (see :class:`Tracked`)."""
+    return make_tracked(hooks=True)
