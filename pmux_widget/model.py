@@ -231,11 +231,13 @@ class Session:
     turn_started_at: int = 0
     #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
     pane: str | None = None
+    #: an earlier session of the same Claude process sent hooks: this one's will come too
+    process_hooked: bool = False
 
     @property
     def hooked(self) -> bool:
-        """True once any hook arrived for this session: hooks then decide its state."""
-        return self.last_hook_at > 0
+        """True once any hook arrived for this session (or its process): hooks decide."""
+        return self.last_hook_at > 0 or self.process_hooked
 
     @property
     def needs_attention(self) -> bool:

@@ -413,6 +413,17 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         s = s.replace(
             current_tool=signal.current_tool, tool_summary=signal.tool_summary, tool_at=signal.at
         )
+    # Without hooks, a finished answer the PID file never reported (the CLI sometimes writes
+    # no status at all for a fast turn): review, if written after we first saw the session.
+    answered = (
+        signal.ending == "clean"
+        and not s.hooked
+        and signal.at > s.decided_at
+        and signal.at > s.first_seen
+        and s.state in (State.IDLE, State.BUSY, State.UNKNOWN)
+    )
+    if answered:
+        s = _move(s, State.REVIEW, "transcript:answer", signal.at)
     if signal.api_error and signal.at >= s.prompt_at:
         detail = s.error_detail or clip(signal.api_error)
         s = s.replace(error=s.error or "api_error", error_detail=detail)
@@ -420,6 +431,7 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         s = s.replace(error=None, error_detail=None)  # a later answer: the error is over
     s = s.replace(active_at=max(s.active_at, signal.at))
     step.put(s)
+    step.notify(s, signal.live)
 
 
 # ------------------------------------------------------------------------- PID files
@@ -459,6 +471,13 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
             project=project,
             workspace=project,
         )
+    # /clear or a resume: the PID file names the new id before its SessionStart hook comes.
+    # A process whose earlier session sent hooks will send them for this one too.
+    inherits_hooks = any(
+        o.pid == rec.pid and o.session_id != rec.session_id and o.hooked for o in step.all()
+    )
+    if inherits_hooks and not s.hooked:
+        s = s.replace(process_hooked=True)
     _retire_others(step, rec.session_id, rec.pid, None, at)
     s = s.replace(
         pid=rec.pid,
@@ -484,6 +503,8 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
                 s = s.replace(waiting_for=rec.waiting_for)
             if state is not State.NEEDS_INPUT and s.state is State.NEEDS_INPUT:
                 s = s.replace(waiting_for=None)
+                if state is State.IDLE:  # dismissed: the tool it asked for will not run
+                    s = s.replace(current_tool=None, tool_summary=None, tool_at=at)
             s = _move(s, state, source, at)
     if at >= s.decided_at or s.pid_status is None:
         s = s.replace(pid_status=rec.status)

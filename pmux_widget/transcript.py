@@ -476,6 +476,8 @@ def _event(record: dict[str, Any]) -> _Event:
 # settle keys: a field is settled by a record when feeding that record overwrites it entirely
 _S_AT, _S_CWD, _S_PENDING, _S_PROMPT, _S_ANSWER, _S_ERROR, _S_ENDING = (1 << i for i in range(7))
 _S_ALL = (1 << 7) - 1
+#: what a prompt settles only once a record at least as old as it is found above it
+_S_HELD = _S_PENDING | _S_ENDING | _S_ERROR
 
 
 def _settles(event: _Event) -> int:
@@ -514,7 +516,8 @@ class _Meta:
         self.cwd: str | None = None
 
     def feed(self, ev: _Event) -> None:
-        if ev.at is not None:
+        late = ev.at is not None and self.at is not None and ev.at < self.at
+        if ev.at is not None and not late:
             self.at = ev.at
         if ev.cwd is not None:
             self.cwd = ev.cwd
@@ -532,10 +535,12 @@ class _Meta:
         elif kind == _K_API_ERROR:
             self.api_error = ev.text
         elif kind == _K_PROMPT:
-            self.pending.clear()
-            self.api_error = None
             if ev.text:
                 self.last_prompt = ev.text
+            if late:  # written after its turn's first records: they stand
+                return
+            self.pending.clear()
+            self.api_error = None
             self.ending = "open"
         elif kind == _K_MARKER:
             self.pending.clear()
@@ -1091,6 +1096,7 @@ class TranscriptTailer:
         order; ``mem`` holds the bytes from ``mem_start`` to the end of the last span.
         """
         need = _S_ALL
+        held_at: int | None = None
         events: list[_Event] | None = []
         settle_at = segments[0][0] if segments else 0
         read_box = [0]
@@ -1107,7 +1113,16 @@ class TranscriptTailer:
                     events.append(event)
                     if len(events) > MAX_REPLAY_EVENTS:
                         events = None
-                need &= ~_settles(event)
+                bits = _settles(event)
+                if held_at is not None and event.at is not None and event.at <= held_at:
+                    need &= ~_S_HELD  # back before the prompt in time too: it does settle
+                    held_at = None
+                if event.kind == _K_PROMPT and event.at is not None and held_at is None:
+                    # The CLI can write a turn's first records before its prompt (seen with
+                    # 2.1.197): records above this prompt in the file may be newer than it.
+                    bits &= ~_S_HELD
+                    held_at = event.at
+                need &= ~bits
                 if not need:
                     settle_at = offset
                     break

@@ -848,3 +848,46 @@ def test_tracker_module_is_pure():
         for banned in ("import os", "import time", "import threading", "import asyncio",
                        "import socket", "open("):  # fmt: skip
             assert banned not in source, (module, banned)
+
+
+def test_zero_install_clean_answer_without_any_pid_status_goes_review():
+    """Real CLI: about 1 fast turn in 10 leaves the PID file on its startup `idle`."""
+    run = Run(now=1_000)
+    run.pid("idle", at=900)
+    run(s.TranscriptUpdate(at=5_000, session_id=SID, ending="clean", last_assistant="hi"),
+        now=5_100)  # fmt: skip
+    assert run.state is State.REVIEW and run.session.source == "transcript:answer"
+    assert [n.state for n in run.notifications()] == [State.REVIEW]
+
+
+def test_zero_install_old_clean_transcript_at_discovery_stays_idle():
+    run = Run(now=10_000)
+    run.pid("idle", at=900)
+    run(s.TranscriptUpdate(at=5_000, session_id=SID, ending="clean"))  # written before
+    assert run.state is State.IDLE
+
+
+def test_clean_transcript_never_overrides_hooks():
+    run = busy_run()
+    run(s.TranscriptUpdate(at=run.now + 5, session_id=SID, ending="clean"))
+    assert run.state is State.BUSY  # the Stop hook decides
+
+
+def test_pid_leaving_waiting_for_idle_clears_the_tool():
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash", tool_input={"command": "rm x"})
+    run.pid("waiting", at=run.now + 5)
+    run.pid("idle", at=run.now + 900)
+    assert run.state is State.IDLE and run.session.current_tool is None
+
+
+def test_pid_file_names_the_new_id_before_sessionstart_clear():
+    """Real CLI: after /clear the PID file says `busy` with the new id ~tens of ms before
+    SessionStart(clear): the new session must not flash busy."""
+    run = Run()
+    run.hook("SessionStart", at=10, source="startup", pid=4242)
+    run.pid("busy", at=20, session_id=NEW_SID)
+    assert run.fleet[NEW_SID].state is State.IDLE and run.fleet[NEW_SID].hooked
+    assert run.fleet[SID].ended
+    run.hook("SessionStart", at=30, source="clear", pid=4242, session_id=NEW_SID)
+    assert run.fleet[NEW_SID].state is State.IDLE

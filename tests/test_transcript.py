@@ -898,3 +898,31 @@ def test_append_reads_only_the_new_bytes(tmp_path: Path) -> None:
     assert result.changed and result.facts.last_assistant == "y" * 199 + "…"
     assert result.facts == scan_transcript(path)
     assert tailer.poll().bytes_read == 0  # nothing new: nothing read
+
+
+def test_first_turn_written_before_its_prompt_keeps_the_pending_tool():
+    """Recorded with the real CLI 2.1.197 (about 1 run in 4): the first turn's assistant
+    text and tool_use lines (16:20:26.344/.349) are written BEFORE the user prompt record
+    (16:20:26.124). The prompt must not clear the tool it came before in time."""
+    path = FIXTURES / "out_of_order_first_turn.jsonl"
+    facts = scan_transcript(path)
+    assert (facts.current_tool, facts.tool_summary) == ("Bash", "$ touch sim-2.txt")
+    assert facts.last_prompt == "please run the command"
+    assert facts.ending == "open"
+    assert facts.last_assistant == "I'll create the marker file."
+    # the newest record time, not the last line's (the late prompt is older)
+    assert facts.last_record_at == 1795969226349
+    assert TranscriptTailer(path).poll().facts == facts
+
+
+def test_first_turn_out_of_order_appended_line_by_line(tmp_path):
+    source = (FIXTURES / "out_of_order_first_turn.jsonl").read_bytes()
+    target = tmp_path / "t.jsonl"
+    tailer = TranscriptTailer(target)
+    with target.open("ab") as handle:
+        for line in source.splitlines(keepends=True):
+            handle.write(line)
+            handle.flush()
+            tailer.poll()
+    assert tailer.facts == scan_transcript(FIXTURES / "out_of_order_first_turn.jsonl")
+    assert tailer.facts.current_tool == "Bash"
