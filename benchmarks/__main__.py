@@ -34,6 +34,7 @@ MODULES = [
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
     ("transcript", "benchmarks.bench_transcript"),
+    ("browser", "benchmarks.bench_browser"),
 ]
 RESULTS = ROOT / "benchmarks" / "results.md"
 #: Smaller sizes for modules whose main() takes no ``quick`` argument (bench_transcript).

@@ -285,6 +285,7 @@ def wait_for(
 # ---------------------------------------------------------------------------- showing
 
 _widget: Any = None
+_sidecar: Any = None
 
 
 def widget() -> Any:
@@ -299,33 +300,35 @@ def widget() -> Any:
         return _widget
 
 
-def show() -> Any:
-    """Display the status widget in the cell's output; returns it (live until closed)."""
+def show() -> None:
+    """Display the status widget in the cell's output (live until closed).
+
+    Returns None, so that a cell ending with ``pmux_widget.show()`` shows it once; the widget
+    itself is :func:`widget`.
+    """
     from IPython.display import display
 
-    shown = widget()
-    display(shown)
-    return shown
+    display(widget())
 
 
-def sidebar(title: str = "Claude sessions") -> Any:
+def sidebar(title: str = "Claude sessions") -> None:
     """Dock the status widget in JupyterLab's right sidebar (sidecar).
 
-    Notebook 7 cannot dock a sidecar: there the cell shows the widget itself, with a note.
-    Returns the Sidecar.
+    The cell keeps a one-line stand-in. Front-ends that cannot dock a sidecar (Notebook 7)
+    show the whole widget in the cell instead, with a note saying so.
     """
     from IPython.display import display
     from sidecar import Sidecar
 
     from .widget import StatusWidget
 
-    docked = Sidecar(title=title, anchor="right")
-    with docked:
+    global _sidecar
+    with _lock:
+        if _sidecar is not None:
+            _sidecar.close()
+        _sidecar = Sidecar(title=title, anchor="right")
+    with _sidecar:
         display(widget())
     stub = StatusWidget(hub(), mode="sidebar-stub")
-    stub.sidebar_note = (
-        "Docked in the right sidebar. (Notebook 7 cannot dock a sidecar: the widget is shown "
-        "here instead.)"
-    )
+    stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
     display(stub)
-    return docked

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +68,6 @@ class StatusWidget(anywidget.AnyWidget):
     mode = traitlets.Unicode("full").tag(sync=True)
 
     def __init__(self, hub: Hub, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
         self._hub = hub
         self._lock = threading.Lock()
         self._dirty: set[str] = set()
@@ -77,11 +77,27 @@ class StatusWidget(anywidget.AnyWidget):
         self._flush_scheduled = False
         self.patches_sent = 0
         self.bytes_sent = 0
-        rows = {sid: row_json(s) for sid, s in hub.fleet.items()}
-        self.snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows), "now": now_ms()}
-        self.env = self._env()
+        # The fleet (read on the hub thread: it is the one that changes it) and the env travel
+        # WITH the comm_open. Set after super().__init__, they would follow as an update whose
+        # seq (0) is not newer than the open's empty default, so the front-end kept the empty
+        # fleet: a widget created over an existing fleet showed "no sessions" until a change.
+        rows = hub.call(lambda: {sid: row_json(s) for sid, s in hub.fleet.items()})
+        snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows), "now": now_ms()}
+        kwargs.setdefault("snapshot", snapshot)
+        kwargs.setdefault("env", self._env())
+        super().__init__(**kwargs)
         self.on_msg(self._on_front_end_msg)
-        self._unlisten = hub.call(lambda: hub.add_listener(self._on_changes))
+        self._unlisten = hub.call(lambda: self._listen(rows))
+
+    def _listen(self, shown: dict[str, dict[str, Any]]) -> Callable[[], None]:
+        """Hub thread: listen for changes, and patch what changed since ``shown`` was read."""
+        unlisten = self._hub.add_listener(self._on_changes)
+        fleet = self._hub.fleet
+        missed = {sid for sid, s in fleet.items() if shown.get(sid) != row_json(s)}
+        missed |= shown.keys() - fleet.keys()
+        if missed:
+            self._mark(missed, [])
+        return unlisten
 
     # ----------------------------------------------------------------- hub → browser
 

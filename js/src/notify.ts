@@ -84,4 +84,8 @@ export class Notifier {
   }
 }
 
-export const notifier = new Notifier();
+// One per page, shared by the copies of this module that anywidget loads for each widget model
+// (each model imports its ESM from its own blob: URL; see title.ts).
+const KEY = Symbol.for("pmux-widget/notifier@1");
+const registry = globalThis as unknown as Record<symbol, Notifier | undefined>;
+export const notifier: Notifier = registry[KEY] ?? (registry[KEY] = new Notifier());

@@ -36,8 +36,10 @@ export class SessionStore {
 
   /** Replace the fleet when `snapshot` is newer than the store. Returns whether it applied. */
   applySnapshot(snapshot: Snapshot | null | undefined): boolean {
-    if (!snapshot || typeof snapshot !== "object") return false;
-    const seq = typeof snapshot.seq === "number" ? snapshot.seq : 0;
+    // No seq: not a snapshot yet (ipywidgets' empty default `{}`, before the kernel set the
+    // trait). Taking it as seq 0 would make the kernel's real seq-0 snapshot "not newer".
+    if (!snapshot || typeof snapshot !== "object" || typeof snapshot.seq !== "number") return false;
+    const seq = snapshot.seq;
     if (seq <= this.seq) return false;
     this.seq = seq;
     this.syncClock(snapshot.now);

@@ -1,4 +1,5 @@
-// The browser tab title prefix "(N) ". One manager per document, whatever the number of widgets:
+// The browser tab title prefix "(N) ". One manager per document, whatever the number of widgets
+// and models (see titleManager):
 // each view registers its attention count, the manager shows the largest (the widgets watch
 // the same fleet, so adding them would double-count) and restores the original title when it
 // drops to zero, when the last view goes, or when every view turned the option off.
@@ -7,6 +8,8 @@
 // <head> notices a title we did not write, takes it as the new base, and re-applies the prefix.
 
 const PREFIX = /^\(\d+\) /;
+/** Re-applies of the prefix after someone else rewrote the title, per task at most. */
+const MAX_REAPPLY = 3;
 
 export class TitleManager {
   private readonly counts = new Map<object, number>();
@@ -15,6 +18,7 @@ export class TitleManager {
   /** What we last wrote, to tell our writes from the page's. */
   private written: string | null = null;
   private observer: MutationObserver | null = null;
+  private reapplied = 0;
 
   constructor(private readonly doc: Document) {}
 
@@ -65,7 +69,13 @@ export class TitleManager {
     const head = this.doc.head ?? this.doc.documentElement;
     if (!head) return;
     this.observer = new MutationObserver(() => {
-      if (this.written !== null && this.doc.title !== this.written) this.apply();
+      if (this.written === null || this.doc.title === this.written) return;
+      // A new title from the page (JupyterLab on a tab change) gets the prefix again. But never
+      // fight another writer of prefixes: each rewrite would wake the other's observer, a
+      // microtask loop that starves the page (it hung JupyterLab before managers were shared).
+      if (++this.reapplied > MAX_REAPPLY) return;
+      if (this.reapplied === 1) setTimeout(() => (this.reapplied = 0), 0);
+      this.apply();
     });
     this.observer.observe(head, { childList: true, subtree: true, characterData: true });
   }
@@ -76,13 +86,18 @@ export class TitleManager {
   }
 }
 
-const managers = new WeakMap<Document, TitleManager>();
+// anywidget imports each model's ESM from its own blob: URL, so every widget MODEL runs its own
+// copy of this module (sidebar() alone makes two models: the docked widget and the cell's
+// stand-in). A module-level registry would give each model a manager of its own; the manager
+// is kept on the document instead, under a registry symbol all copies share.
+const KEY = Symbol.for("pmux-widget/title-manager@1");
 
 export function titleManager(doc: Document = document): TitleManager {
-  let manager = managers.get(doc);
+  const holder = doc as unknown as Record<symbol, TitleManager | undefined>;
+  let manager = holder[KEY];
   if (!manager) {
     manager = new TitleManager(doc);
-    managers.set(doc, manager);
+    holder[KEY] = manager;
   }
   return manager;
 }

@@ -109,6 +109,8 @@ export interface WidgetTraits {
   title_prefix: boolean;
   desktop_notifications: boolean;
   sidebar_note: string;
+  /** "full", or "sidebar-stub": the cell's stand-in for a widget docked with sidebar() */
+  mode?: string;
   // Inherited from ipywidgets' DOMWidget: a per-model object, used only to recognise the model
   // behind anywidget's per-view proxies (see link.ts).
   layout?: unknown;

@@ -85,6 +85,13 @@ describe("row contents", () => {
     expect(q(row, ".pmux-name").title).toContain("session a");
   });
 
+  it("puts the compacting badge first, whichever arrived first", async () => {
+    const base = { session_id: "a", state: "busy" as const, source: "hook:PreCompact" };
+    const { fake, root } = await show([makeRow({ ...base, subagents: 2 })]);
+    patch(fake, 2, [makeRow({ ...base, subagents: 2, compacting: true })]);
+    expect(lines(rowEl(root, "a"))).toEqual(["compacting2 agentsvia PreCompact hook"]);
+  });
+
   it("says what needs-input waits for, and shows StopFailure errors as errors", async () => {
     const { root } = await show([
       makeRow({ session_id: "w", state: "needs-input", waiting_for: "approve Bash", source: "pid:waiting" }),

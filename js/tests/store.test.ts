@@ -63,6 +63,14 @@ describe("SessionStore", () => {
     expect(events).toEqual([{ kind: "reset" }]);
   });
 
+  it("ignores an empty default snapshot (no seq), so the kernel's seq-0 snapshot still applies", () => {
+    const store = new SessionStore();
+    expect(store.applySnapshot({} as never)).toBe(false);
+    expect(store.applySnapshot(snapshotOf([makeRow({ session_id: "a", state: "review" })], 0))).toBe(true);
+    expect(store.rows.get("a")!.state).toBe("review");
+    expect(store.counts.attention).toBe(1);
+  });
+
   it("normalizes rows an older kernel sent incompletely", () => {
     const row = normalizeRow({ session_id: "abcdef123456", state: "weird", project: "p" });
     expect(row).toMatchObject({

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
 import { makeRow } from "../testing/fixtures";
+import { TitleManager, titleManager } from "../src/title";
 import { mount, type Mounted } from "./helpers";
 
 const views: (Mounted & { uninit(): void })[] = [];
@@ -72,5 +73,31 @@ describe("tab title prefix", () => {
     await view.destroy();
     views.length = 0;
     expect(document.title).toBe("other.ipynb - JupyterLab");
+  });
+});
+
+describe("one title manager per page, whatever the number of widget models", () => {
+  it("is kept on the document, where every copy of the module finds it", () => {
+    // anywidget loads a copy of the module per model: a copy finds the manager by its key.
+    const key = Symbol.for("pmux-widget/title-manager@1");
+    expect((document as unknown as Record<symbol, unknown>)[key]).toBe(titleManager());
+    expect(titleManager(document)).toBe(titleManager());
+  });
+
+  it("two managers on one page never rewrite the title for ever", async () => {
+    // What two module copies with their own managers did: 2 vs 3, each observer undoing the
+    // other's write in a microtask loop that hung the page.
+    const a = new TitleManager(document);
+    const b = new TitleManager(document);
+    const ownerA = {};
+    const ownerB = {};
+    a.set(ownerA, 2);
+    b.set(ownerB, 3);
+    await tick();
+    await tick();
+    expect(document.title).toMatch(/^\([23]\) Untitled\.ipynb - JupyterLab$/);
+    a.remove(ownerA);
+    b.remove(ownerB);
+    await tick();
   });
 });

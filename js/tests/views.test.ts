@@ -126,3 +126,37 @@ describe("view lifecycle", () => {
     expect(fake.listenerCount()).toBe(before);
   });
 });
+
+describe("sidebar()'s stand-in (mode sidebar-stub)", () => {
+  const note = "Docked in the right sidebar.";
+
+  it("shows only its note in JupyterLab, where the sidecar docks", async () => {
+    const shell = document.body.appendChild(document.createElement("div"));
+    shell.className = "jp-LabShell";
+    cleanups.push(() => shell.remove());
+    const fake = new FakeModel({
+      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1),
+      sidebar_note: note,
+      mode: "sidebar-stub",
+    });
+    await init(fake);
+    const v = await view(fake);
+    const root = q(v.el, ".pmux-root");
+    expect(root.classList.contains("pmux-root--stub")).toBe(true);
+    expect(q(root, ".pmux-note").textContent).toBe(note);
+    expect(q(root, ".pmux-note").hidden).toBe(false);
+  });
+
+  it("shows the whole widget under its note elsewhere (Notebook 7 cannot dock it)", async () => {
+    const fake = new FakeModel({
+      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1),
+      sidebar_note: note,
+      mode: "sidebar-stub",
+    });
+    await init(fake);
+    const v = await view(fake);
+    const root = q(v.el, ".pmux-root");
+    expect(root.classList.contains("pmux-root--stub")).toBe(false);
+    expect(rowIds(v.el)).toEqual(["a"]);
+  });
+});

@@ -187,7 +187,8 @@ export class RowView {
 
     const compacting = row.compacting && !row.ended;
     if (compacting && !this.compactBadge) {
-      this.compactBadge = this.badge("pmux-badge pmux-badge--compacting", "compacting");
+      // Always before the agents badge, whichever came first: rows read alike.
+      this.compactBadge = this.badge("pmux-badge pmux-badge--compacting", "compacting", this.agentsBadge);
     }
     if (this.compactBadge) setHidden(this.compactBadge, !compacting);
     const agents = row.ended ? 0 : row.subagents;
@@ -208,10 +209,10 @@ export class RowView {
     if (this.titled) this.fillTitles();
   }
 
-  private badge(className: string, label: string): HTMLSpanElement {
+  private badge(className: string, label: string, before: Node | null = null): HTMLSpanElement {
     const badge = el("span", className);
     badge.appendChild(document.createTextNode(label));
-    this.lines.insertBefore(badge, this.metaText);
+    this.lines.insertBefore(badge, before ?? this.metaText);
     return badge;
   }
 

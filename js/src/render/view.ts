@@ -2,7 +2,7 @@
 // install answers), shared with every other view of the same model. It subscribes to the
 // store and to the traits it shows, runs ONE one-second timer for the ages, and undoes all of
 // it in destroy().
-import { el } from "../dom";
+import { el, setClass } from "../dom";
 import type { Link, Model } from "../link";
 import type { StoreEvent } from "../store";
 import { titleManager } from "../title";
@@ -85,6 +85,7 @@ export class WidgetView {
       this.refreshScreens();
     });
     this.listen("change:sidebar_note", () => this.refreshScreens());
+    this.listen("change:mode", () => this.refreshScreens());
     this.listen("change:title_prefix", () => this.refreshTitle());
 
     this.root.addEventListener("keydown", (event) => {
@@ -179,13 +180,19 @@ export class WidgetView {
   }
 
   private refreshScreens(): void {
+    // sidebar()'s stand-in in the cell: where the sidecar docks (JupyterLab), the cell shows
+    // only the note; elsewhere (Notebook 7, other front-ends) the whole widget, under the note.
+    const standIn = this.model.get("mode") === "sidebar-stub";
+    const stub = standIn && docksSidecars(this.root);
+    setClass(this.root, stub ? "pmux-root pmux-root--stub" : "pmux-root");
+    const note = standIn && !stub ? CANNOT_DOCK : this.model.get("sidebar_note") || "";
     const env = this.env();
     // An install answer from this page wins; a stored one (env) only matters while hooks are
     // still missing: otherwise every reload would repeat an old "installed".
     const stored = env?.hooks_installed === false ? (env.install_result ?? null) : null;
     this.screens.update({
       env,
-      note: this.model.get("sidebar_note") || "",
+      note,
       installResult: this.link.installResult ?? stored,
       installing: this.installing,
       liveCount: this.list.liveCount,
@@ -202,4 +209,13 @@ export class WidgetView {
     this.model.on(event, callback);
     this.cleanups.push(() => this.model.off(event, callback));
   }
+}
+
+const CANNOT_DOCK =
+  "This front-end cannot dock a sidebar (Notebook 7 has no sidecar area): the widget is shown here instead.";
+
+/** Is this page JupyterLab, whose right area holds sidecars? (Notebook 7's shell is not a
+ * LabShell and has no sidecar area.) */
+function docksSidecars(node: HTMLElement): boolean {
+  return node.ownerDocument.querySelector(".jp-LabShell") !== null;
 }
