@@ -420,7 +420,8 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         and not s.hooked
         and signal.at > s.decided_at
         and signal.at > s.first_seen
-        and s.state in (State.IDLE, State.BUSY, State.UNKNOWN)
+        # busy: the PID file reports the end itself (and a queued prompt may go on at once)
+        and s.state in (State.IDLE, State.UNKNOWN)
     )
     if answered:
         s = _move(s, State.REVIEW, "transcript:answer", signal.at)
