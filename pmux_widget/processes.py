@@ -9,6 +9,7 @@ session (hooks, Bash tools), not sessions themselves.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 import psutil
@@ -94,6 +95,53 @@ def descendants(root: int, tree: dict[int, list[int]], depth: int = 3) -> Iterat
     for _ in range(depth):
         level = [child for pid in level for child in tree.get(pid, ())]
         yield from level
+
+
+def _listen_inodes() -> dict[int, int] | None:
+    """Socket inode → port of every TCP socket in LISTEN state (Linux), or None."""
+    found: dict[int, int] = {}
+    try:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with open(table) as handle:
+                next(handle, None)
+                for line in handle:
+                    parts = line.split()
+                    if len(parts) > 9 and parts[3] == "0A":  # 0A = LISTEN
+                        found[int(parts[9])] = int(parts[1].rsplit(":", 1)[1], 16)
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def listening_ports_by_family(families: dict[str, list[int]]) -> dict[str, list[int]]:
+    """For each key, the TCP ports in LISTEN state owned by its processes.
+
+    One read of the kernel's socket tables for all of them, then only these processes' own
+    file descriptors (a poll does this for every session: it must stay cheap).
+    """
+    inodes = _listen_inodes()
+    if inodes is None:  # not Linux: psutil per process
+        return {key: listening_ports(pids) for key, pids in families.items()}
+    result: dict[str, list[int]] = {}
+    for key, pids in families.items():
+        ports: set[int] = set()
+        for pid in pids:
+            try:
+                entries = os.scandir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    try:
+                        target = os.readlink(entry.path)
+                    except OSError:
+                        continue
+                    if target.startswith("socket:["):
+                        port = inodes.get(int(target[8:-1]))
+                        if port is not None:
+                            ports.add(port)
+        result[key] = sorted(ports)
+    return result
 
 
 def listening_ports(pids: Iterable[int]) -> list[int]:
