@@ -129,9 +129,10 @@ class Sources:
         self.unlisten()
         self.stop_event.set()
         self.watch_restart.set()
-        for task in self.tasks:
+        tasks = [*self.tasks, *self.background]
+        for task in tasks:
             task.cancel()
-        for task in self.tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._save_cursors()
