@@ -105,6 +105,9 @@ class Hub:
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
         self._callback_queue = queue.SimpleQueue()
         self._pid_cache: dict[str, int] = {}
+        # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
+        # every hook of a session has Claude itself as parent, so one walk per process
+        self._ancestor_cache: dict[int, int | None] = {}
         self._store: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: tornado.httpserver.HTTPServer | None = None
@@ -290,7 +293,13 @@ class Hub:
         if isinstance(signal, SessionStart) or (known is not None and known.ended):
             pid = None  # a new process may run this session now (startup, --resume)
         if pid is None and ppid:
-            pid = processes.claude_ancestor(ppid)
+            if ppid in self._ancestor_cache:
+                pid = self._ancestor_cache[ppid]
+            else:
+                pid = processes.claude_ancestor(ppid)
+                if len(self._ancestor_cache) > 1024:
+                    self._ancestor_cache.clear()
+                self._ancestor_cache[ppid] = pid
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
         project = project_name(signal.cwd)

@@ -38,10 +38,50 @@ def is_claude_process(proc: psutil.Process) -> bool:
     return False
 
 
+def _proc_comm_ppid(pid: int) -> tuple[str, int] | None:
+    """(name, parent pid) from one read of ``/proc/<pid>/stat``, or None (gone, not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    close = stat.rfind(b")")
+    fields = stat[close + 2 :].split()
+    if close < 0 or len(fields) < 2:
+        return None
+    name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
+    return name, int(fields[1])
+
+
 def claude_ancestor(pid: int | None) -> int | None:
-    """The nearest Claude process at or above ``pid`` in the process tree, or None."""
+    """The nearest Claude process at or above ``pid`` in the process tree, or None.
+
+    Walks ``/proc/<pid>/stat`` (name and parent: one read per level); psutil only to tell a
+    ``node`` or ``bun`` process running Claude Code from any other.
+    """
     if not pid:
         return None
+    current = pid
+    for _ in range(_MAX_WALK):
+        if current <= 1:
+            return None
+        info = _proc_comm_ppid(current)
+        if info is None:
+            return _claude_ancestor_psutil(current)
+        name, parent = info
+        if name == "claude" or name.startswith("claude "):
+            return current
+        if name in ("node", "bun"):
+            try:
+                if is_claude_process(psutil.Process(current)):
+                    return current
+            except (psutil.Error, OSError):
+                return None
+        current = parent
+    return None
+
+
+def _claude_ancestor_psutil(pid: int) -> int | None:
     try:
         proc: psutil.Process | None = psutil.Process(pid)
     except (psutil.Error, OSError):

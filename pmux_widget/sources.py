@@ -104,6 +104,8 @@ class Sources:
         self.watched_roots: list[Path] = []
         self.background: set[asyncio.Future[Any]] = set()
         self.pidfds: dict[int, int] = {}  # pid → pidfd on the hub loop
+        self.extra_roots: set[Path] = set()  # watched dirs outside projects/
+        self.unrooted: set[str] = set()  # transcripts outside projects/ with no dir yet
         self.unlisten = hub.add_listener(self._on_changes)
 
     # ------------------------------------------------------------------ lifecycle
@@ -290,6 +292,7 @@ class Sources:
             with contextlib.suppress(Exception):
                 tailer = TranscriptTailer.from_cursor(path, cursor)
         self.tailers[path] = tailer or TranscriptTailer(path)
+        self._add_root_for(path)
         self._roots_may_have_changed()
         return True
 
@@ -352,18 +355,28 @@ class Sources:
         await self._tail(paths)
 
     def _roots(self) -> list[Path]:
-        roots = {self.claude.projects_dir} if self.claude.projects_dir.is_dir() else set()
-        for path in self.tailers:
-            parent = Path(path).parent
-            if any(root in parent.parents or root == parent for root in roots):
-                continue
-            # Outside projects/ (another CLAUDE_CONFIG_DIR): its project dir, or the projects
-            # dir above it while Claude has not created the project dir yet; never higher.
-            for candidate in (parent, parent.parent):
-                if candidate.is_dir() and candidate.name and candidate != Path.home():
-                    roots.add(candidate)
-                    break
+        """The dirs to watch: projects/, plus the dirs of transcripts outside it."""
+        for path in list(self.unrooted):  # their dirs may exist by now
+            self._add_root_for(path)
+        roots = set(self.extra_roots)
+        if self.claude.projects_dir.is_dir():
+            roots.add(self.claude.projects_dir)
         return sorted(roots)
+
+    def _add_root_for(self, path: str) -> None:
+        """Note the dir to watch for a transcript outside projects/ (another config dir):
+        its project dir, or the projects dir above it while Claude has not created the
+        project dir yet; never higher. (Per new transcript: constant time.)"""
+        projects = str(self.claude.projects_dir).rstrip("/") + "/"
+        if path.startswith(projects):
+            return
+        parent = Path(path).parent
+        for candidate in (parent, parent.parent):
+            if candidate.is_dir() and candidate.name and candidate != Path.home():
+                self.extra_roots.add(candidate)
+                self.unrooted.discard(path)
+                return
+        self.unrooted.add(path)
 
     async def _watch_transcripts(self) -> None:
         """Watch the dirs holding followed transcripts; restart when that set of dirs moves."""

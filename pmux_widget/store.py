@@ -20,6 +20,9 @@ from .model import Change, Session, State, Transition
 
 __all__ = ["Store"]
 
+#: How often the WAL is checkpointed (on a thread of its own).
+CHECKPOINT_SECONDS = 2.0
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     session_id TEXT PRIMARY KEY,
@@ -59,14 +62,42 @@ class Store:
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            # Checkpoints (the only fsyncs in WAL mode) stall the committing thread for
+            # milliseconds: they run on a thread of their own instead (see _checkpoints).
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.executescript(_SCHEMA)
             self._db.commit()
             self.path.chmod(0o600)
+            self._closing = threading.Event()
+            self._checkpointer = threading.Thread(
+                target=self._checkpoints, name="pmux-store-checkpoint", daemon=True
+            )
+            self._checkpointer.start()
         self._db.execute("PRAGMA busy_timeout=5000")
 
     def close(self) -> None:
+        closing = getattr(self, "_closing", None)
+        if closing is not None:
+            closing.set()
+            self._checkpointer.join(5)
         with self._lock:
             self._db.close()
+
+    def _checkpoints(self, every: float = CHECKPOINT_SECONDS) -> None:
+        """Fold the WAL back into the database now and then, off the hub thread (PASSIVE:
+        never waits for writers; its own connection, so it holds no lock of ours)."""
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
+        try:
+            while not self._closing.wait(every):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    continue
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            pass
+        finally:
+            db.close()
 
     # ----------------------------------------------------------------------- sessions
 
