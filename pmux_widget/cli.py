@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .home import PmuxHome
-from .hub import claude_config_dir, iter_hubs, now_ms
+from .hooks import live_hubs
+from .hub import claude_config_dir, now_ms
 
 __all__ = ["main"]
 
@@ -82,9 +83,9 @@ def fetch_snapshot(home: PmuxHome, timeout: float = 2.0) -> dict[str, Any] | Non
         token = home.token_file.read_text().strip()
     except OSError:
         return None
-    for info in iter_hubs(home):
+    for info in live_hubs(home):
         request = urllib.request.Request(
-            f"http://127.0.0.1:{info['port']}/api/sessions",
+            f"http://127.0.0.1:{info.port}/api/sessions",
             headers={"X-Pmux-Token": token},
         )
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -414,19 +415,4 @@ def _sort_key(session: Session) -> tuple[int, str, str]:
 
 
 def _with(signal: HookSignal, **fields: Any) -> HookSignal:
-    import dataclasses
-
     return dataclasses.replace(signal, **fields)
-
-
-def iter_hubs(home: PmuxHome) -> Iterable[dict[str, Any]]:
-    """Runtime files of live hubs under ``home`` (for the CLI and doctor)."""
-    for path in sorted(home.runtime_dir.glob("*.json")):
-        try:
-            info = json.loads(path.read_text())
-            pid = int(info["pid"])
-            int(info["port"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if processes.pid_alive(pid):
-            yield info
