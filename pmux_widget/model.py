@@ -211,6 +211,8 @@ class Session:
     tool_at: int = 0
     #: event time of the newest prompt (UserPromptSubmit): older API errors are stale
     prompt_at: int = 0
+    #: event time of the newest answer text (a Stop hook's last_assistant_message)
+    assistant_at: int = 0
     #: event time of the newest sign of work (hook, transcript record, PID-file status)
     active_at: int = 0
     #: the PID file's last ``status`` (busy / waiting / idle / shell) and its ``waitingFor``

@@ -342,8 +342,10 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
             return s
+        answer = clip(signal.last_assistant_message)
+        if answer:
+            s = s.replace(last_assistant=answer, assistant_at=at)
         s = s.replace(
-            last_assistant=clip(signal.last_assistant_message) or s.last_assistant,
             current_tool=None,
             tool_summary=None,
             tool_at=at,
@@ -397,10 +399,14 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
     s = step.get(signal.session_id)
     if s is None:
         return
+    # The Stop hook's answer and UserPromptSubmit's prompt often come before their records
+    # are flushed (measured: up to 185 ms): an update from an older moment keeps them.
+    if signal.at >= s.assistant_at and clip(signal.last_assistant):
+        s = s.replace(last_assistant=clip(signal.last_assistant))
+    if signal.at >= s.prompt_at and clip(signal.last_prompt):
+        s = s.replace(last_prompt=clip(signal.last_prompt))
     s = s.replace(
         model=signal.model or s.model,
-        last_assistant=clip(signal.last_assistant) or s.last_assistant,
-        last_prompt=clip(signal.last_prompt) or s.last_prompt,
         tokens=signal.tokens,
         context_tokens=signal.context_tokens,
         transcript_end=signal.ending,

@@ -891,3 +891,18 @@ def test_pid_file_names_the_new_id_before_sessionstart_clear():
     assert run.fleet[SID].ended
     run.hook("SessionStart", at=30, source="clear", pid=4242, session_id=NEW_SID)
     assert run.fleet[NEW_SID].state is State.IDLE
+
+
+def test_transcript_from_before_the_stop_hook_keeps_its_answer():
+    """Real CLI: Stop arrives before the turn's records are flushed (up to 185 ms): an update
+    read in between still holds the previous answer and the previous prompt."""
+    run = busy_run()
+    t = run.now
+    run.hook("UserPromptSubmit", at=t + 10, prompt="say hi")
+    run.hook("Stop", at=t + 50, last_assistant_message="Hi!")
+    run(s.TranscriptUpdate(at=t + 5, session_id=SID, last_assistant="old answer",
+                           last_prompt="old prompt", ending="open"))  # fmt: skip
+    assert (run.session.last_assistant, run.session.last_prompt) == ("Hi!", "say hi")
+    run(s.TranscriptUpdate(at=t + 60, session_id=SID, last_assistant="Hi! (full)",
+                           last_prompt="say hi", ending="clean"))  # fmt: skip
+    assert run.session.last_assistant == "Hi! (full)"
