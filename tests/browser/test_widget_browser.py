@@ -227,6 +227,53 @@ def test_dismiss_from_the_sheet(lab: LabPage, workspace: Workspace) -> None:
 # ------------------------------------------------------------------------ sidebar
 
 
+def test_sidebar_in_notebook_7_shows_the_widget_in_the_cell(
+    lab: LabPage, workspace: Workspace
+) -> None:
+    """Notebook 7 has no sidecar area: ``sidebar()`` shows the whole widget in the cell, with a
+    note saying why (the same server serves Notebook 7 under /notebooks/)."""
+    pytest.importorskip("notebook", minversion="7", reason="Notebook 7 is not installed")
+    path = workspace.notebook("nb7.ipynb", SIDEBAR)
+    page = lab.page
+    page.goto(lab.server.url(f"notebooks/{path}"))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    assert page.evaluate("!document.querySelector('.jp-LabShell')")  # really Notebook 7
+    page.wait_for_selector(
+        ".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached", timeout=90_000
+    )
+    root = page.locator(".jp-Cell .pmux-root").first
+
+    def run_first_cell() -> bool:
+        # Notebook 7 may still be wiring the cell up when the kernel reports idle: a Shift+Enter
+        # pressed then is lost, so press again until the prompt shows the run was taken.
+        page.click(".jp-Cell .jp-InputArea-editor")
+        page.keyboard.press("Control+Enter")
+        prompt = page.locator(".jp-Cell .jp-InputPrompt").first
+        try:
+            page.wait_for_function(
+                "(el) => el.textContent.trim() !== '[ ]:'",
+                arg=prompt.element_handle(),
+                timeout=5_000,
+            )
+        except Exception:
+            return False
+        return True
+
+    assert any(run_first_cell() for _ in range(6)), "Notebook 7 never ran the cell"
+    root.wait_for(state="visible", timeout=60_000)
+    assert "pmux-root--stub" not in (root.get_attribute("class") or "")
+    assert "cannot dock" in root.locator(".pmux-note").inner_text()
+    fire(workspace, "SessionStart", source="startup")
+    fire(workspace, "Stop", last_assistant_message="Docs rebuilt.")
+    page.wait_for_function(
+        "(sid) => { const row = document.querySelector(`.pmux-row[data-session-id='${sid}']`);"
+        " return !!row && row.className.includes('review'); }",
+        arg=SID,
+        timeout=30_000,
+    )
+    lab.screenshot("notebook7-sidebar-fallback")
+
+
 def test_sidebar_docks_the_widget_in_the_right_area(lab: LabPage, workspace: Workspace) -> None:
     """``pmux_widget.sidebar()`` puts a live widget in JupyterLab's right area."""
     lab.open_notebook(workspace.notebook("sidebar.ipynb", SIDEBAR))
