@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,17 +16,29 @@ def wait_until(
     predicate: Callable[[], T],
     timeout: float = 10.0,
     interval: float = 0.02,
-    what: str = "condition",
+    what: str | Callable[[], str] = "condition",
 ) -> T:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds.
+
+    ``what`` names the condition in the failure; a callable is asked only then (for messages
+    that show the state at the deadline, such as a process's output so far).
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            described = what() if callable(what) else f"waiting for {what}"
+            raise AssertionError(f"timed out after {timeout} s {described}")
         time.sleep(interval)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def request(

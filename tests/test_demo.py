@@ -21,7 +21,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,8 @@ import pytest
 
 from pmux_widget.hub import Hub
 from pmux_widget.model import Change, Session
+
+from .helpers import free_port, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = REPO / "test-output" / "demo"
@@ -95,24 +96,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def poll(predicate, timeout: float, what, interval: float = 0.2):  # type: ignore[no-untyped-def]
-    """Poll until ``predicate()`` is truthy; ``what()`` describes the failure at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"after {timeout} s: {what()}")
-        time.sleep(interval)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class DemoProcess:
     """``python -m pmux_widget.demo <args>`` in its own session, output to a file."""
 
@@ -141,7 +124,9 @@ class DemoProcess:
                 raise AssertionError(f"demo exited ({self.proc.returncode}):\n{self.output()}")
             return match
 
-        return poll(found, timeout, lambda: f"no {pattern!r} in the output:\n{self.output()}")
+        return wait_until(
+            found, timeout, what=lambda: f"no {pattern!r} in the output:\n{self.output()}"
+        )
 
     def signal(self, signum: int) -> None:
         os.kill(self.proc.pid, signum)
@@ -154,10 +139,10 @@ class DemoProcess:
 
     def assert_nothing_left(self) -> None:
         """No process of the demo's own remains (hook scripts may need a moment to finish)."""
-        poll(
+        wait_until(
             lambda: not own_processes(self.dir),
             15,
-            lambda: (
+            what=lambda: (
                 "left running: " + ", ".join(f"{p.pid} {p.name()}" for p in own_processes(self.dir))
             ),
         )
@@ -232,7 +217,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
     hub.call(lambda: hub.add_listener(seen))
     demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")
     try:
-        poll(lambda: not seen.missing(), 60, lambda: f"never seen: {seen.missing()}")
+        wait_until(lambda: not seen.missing(), 60, what=lambda: f"never seen: {seen.missing()}")
         all_seen = max(seen.first[name] for name in REQUIRED)
         states_seen = max(seen.first[name] for name in STATES)
         print(f"\nfirst seen (s after start): {seen.first}")
@@ -268,10 +253,10 @@ def test_demo_stops_everything_on_sigint(tmp_path: Path) -> None:
     demo = DemoProcess(tmp_path, "--no-lab")
     try:
         demo.wait_for_output(r"Running; stops on Ctrl\+C", 60)
-        poll(
+        wait_until(
             lambda: list((demo.dir / "claude" / "projects").glob("*/*.jsonl")),
             30,
-            lambda: "no transcript written",
+            what=lambda: "no transcript written",
         )
         demo.signal(signal.SIGINT)
         assert demo.wait(30) == 0, demo.output()
@@ -344,11 +329,8 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
                         page.wait_for_timeout(250)  # the page keeps running meanwhile
                     return len(seen) == len(STATES)
 
-                poll(
-                    all_states,
-                    60,
-                    lambda: f"rows seen only in {sorted(seen)}",
-                    interval=0,
+                wait_until(
+                    all_states, 60, interval=0, what=lambda: f"rows seen only in {sorted(seen)}"
                 )
                 OUTPUT.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)

@@ -34,7 +34,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -49,6 +48,8 @@ import pytest
 
 from pmux_widget import hooks
 from pmux_widget.home import PmuxHome
+
+from ..helpers import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Screenshots and failure evidence (git-ignored).
@@ -114,26 +115,6 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(
-    predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05
-) -> Any:
-    """Poll ``predicate`` until it returns something truthy; TimeoutError after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
 
 
 # ---------------------------------------------------------------------------- JupyterLab
@@ -219,8 +200,8 @@ class LabServer:
                 preexec_fn=_die_with_parent,
             )
         try:
-            wait_until(self._ready, timeout, "JupyterLab to answer /api/status", interval=0.1)
-        except (TimeoutError, LabUnavailable) as exc:
+            wait_until(self._ready, timeout, interval=0.1, what="JupyterLab to answer /api/status")
+        except (AssertionError, LabUnavailable) as exc:
             self.stop()
             raise LabUnavailable(f"JupyterLab did not start: {exc}\n{self.log_tail()}") from None
         return self
@@ -405,7 +386,7 @@ class Workspace:
 
     def hub_port(self, timeout: float = 30) -> int:
         """The port of the (single) kernel hub serving this workspace."""
-        return int(wait_until(self.hubs, timeout, f"a hub in {self.pmux.root}")[0]["port"])
+        return int(wait_until(self.hubs, timeout, what=f"a hub in {self.pmux.root}")[0]["port"])
 
     def post(
         self,
