@@ -21,8 +21,10 @@ How a response is chosen (see :meth:`ScriptedModel.plan`):
    a short text, except a conversation-summary request (``/compact``), which gets a summary.
 2. The *scenario* is chosen by a keyword in the typed text of the last user message. After Esc
    or a rejected tool, the next prompt arrives in the same user message as the rejected
-   ``tool_result``, so typed text is looked at first. If the last user message carries only
-   ``tool_result`` blocks, the scenario is the one of the most recent typed prompt.
+   ``tool_result``, so typed text is looked at first; after an API error the next prompt is
+   merged into the failed prompt's message, so its last text block is the one that counts. If
+   the last user message carries only ``tool_result`` blocks, the scenario is the one of the
+   most recent typed prompt.
 3. The *step* within the scenario is the number of tool rounds since that prompt (user
    messages carrying ``tool_result`` blocks).
 
@@ -137,6 +139,19 @@ def typed_text(message: Mapping[str, Any]) -> str:
     """The text a user typed in ``message``: its text blocks minus ``<system-reminder>``s."""
     parts = [b.get("text", "") for b in _blocks(message.get("content")) if b.get("type") == "text"]
     return _SYSTEM_REMINDER.sub("", "\n".join(p for p in parts if isinstance(p, str))).strip()
+
+
+def newest_typed_text(message: Mapping[str, Any]) -> str:
+    """The newest prompt typed in ``message``: its last text block with typed text.
+
+    When a turn fails before any answer (an API error), the CLI sends the next prompt merged
+    into the same user message as the failed one: the newest prompt is the last block.
+    """
+    for block in reversed(_blocks(message.get("content"))):
+        text = block.get("text") if block.get("type") == "text" else None
+        if isinstance(text, str) and (typed := _SYSTEM_REMINDER.sub("", text).strip()):
+            return typed
+    return ""
 
 
 def has_tool_result(message: Mapping[str, Any]) -> bool:
@@ -357,7 +372,7 @@ class ScriptedModel:
         # text wins over tool results in the same message (a prompt typed after a rejection).
         rounds = 0
         for msg in reversed(user_msgs):
-            text = typed_text(msg)
+            text = newest_typed_text(msg)
             if text:
                 scenario = self.find_scenario(text)
                 if scenario is None:

@@ -189,6 +189,17 @@ def test_typed_text_wins_over_rejected_tool_result(model: ScriptedModel) -> None
     assert model.requests[-1].scenario == "plain" and model.requests[-1].plan.step == 0
 
 
+def test_prompt_after_an_api_error_is_the_last_block(model: ScriptedModel) -> None:
+    """A failed turn leaves no assistant message: the CLI merges the next prompt into the failed
+    prompt's user message, so the newest prompt is its last text block (seen in the real demo:
+    every prompt after "please fail with 429" kept failing)."""
+    reminder = "<system-reminder>context</system-reminder>"
+    post(model, body(user("please fail with 429", "say hi", reminder)))
+    assert model.requests[-1].scenario == "plain"
+    post(model, body(user("say hi", "please fail with 429")))
+    assert model.requests[-1].scenario == "error_429"
+
+
 def test_parallel_tool_uses(model: ScriptedModel) -> None:
     _, _, data = post(model, body(user("read both in parallel")))
     blocks = blocks_of(sse(data))
