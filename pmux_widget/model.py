@@ -231,6 +231,8 @@ class Session:
     subagent_ids: tuple[str, ...] = ()
     #: when the session last became busy (the start of the current or last turn)
     turn_started_at: int = 0
+    #: when the session last entered needs-input (the latest dialog opened)
+    asked_at: int = 0
     #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
     pane: str | None = None
     #: an earlier session of the same Claude process sent hooks: this one's will come too

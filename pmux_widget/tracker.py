@@ -156,6 +156,8 @@ def _move(session: Session, state: State, source: str, at: int) -> Session:
     moved = session.replace(state=state, state_since=at, source=source, decided_at=decided)
     if state is State.BUSY:
         moved = moved.replace(turn_started_at=at)
+    elif state is State.NEEDS_INPUT:
+        moved = moved.replace(asked_at=at)
     return moved
 
 
@@ -429,8 +431,21 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         # busy: the PID file reports the end itself (and a queued prompt may go on at once)
         and s.state in (State.IDLE, State.UNKNOWN)
     )
-    if answered:
-        s = _move(s, State.REVIEW, "transcript:answer", signal.at)
+    # Without hooks, a dialog whose PID status went straight to idle reads as dismissed; when
+    # its busy moment was too short for the watcher (seen: 165 ms), a finished answer written
+    # after the dialog opened says it was approved and the turn ran to its end. (A denial or
+    # Esc ends the transcript with an interrupt marker instead.)
+    approved_unseen = (
+        signal.ending == "clean"
+        and not s.hooked
+        and s.state is State.IDLE
+        and s.source == "pid:idle"
+        and 0 < s.asked_at < signal.at
+        and s.state_since >= s.asked_at
+        and s.interrupt_at < s.asked_at
+    )
+    if answered or approved_unseen:
+        s = _move(s, State.REVIEW, "transcript:answer", max(signal.at, s.state_since))
     if signal.api_error and signal.at >= s.prompt_at:
         detail = s.error_detail or clip(signal.api_error)
         s = s.replace(error=s.error or "api_error", error_detail=detail)

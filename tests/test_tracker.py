@@ -873,6 +873,49 @@ def test_clean_transcript_never_overrides_hooks():
     assert run.state is State.BUSY  # the Stop hook decides
 
 
+def test_zero_install_dialog_approved_with_busy_unseen_goes_review():
+    """Real CLI, hookless: '1. Yes' → PID busy for 165 ms → idle; the watcher saw only
+    waiting → idle, which reads as a dismissal until the transcript's finished answer, written
+    after the dialog opened, shows the approved turn ran to its end."""
+    run = Run(now=1_000)
+    run.pid("idle", at=900)
+    run.pid("busy", at=2_000)
+    run.pid("waiting", at=2_600)
+    run.pid("idle", at=3_000)  # busy at 2_830 never seen
+    assert run.state is State.IDLE
+    run(s.TranscriptUpdate(at=2_990, session_id=SID, ending="clean", last_assistant="Done."),
+        now=3_100)  # fmt: skip
+    assert run.state is State.REVIEW and run.session.source == "transcript:answer"
+    assert run.session.state_since == 3_000  # never earlier than the idle it corrects
+    assert [n.state for n in run.notifications()] == [State.NEEDS_INPUT, State.REVIEW]
+
+
+@pytest.mark.parametrize(
+    ("ending", "answer_at"),
+    [
+        ("interrupt", 2_990),  # "No" or Esc on the dialog: the marker ends the transcript
+        ("open", 2_990),  # the tool ran, no final answer yet
+        ("clean", 2_500),  # an answer from before the dialog opened
+    ],
+)
+def test_zero_install_dismissed_dialog_stays_idle(ending, answer_at):
+    run = Run(now=1_000)
+    run.pid("busy", at=2_000)
+    run.pid("waiting", at=2_600)
+    run.pid("idle", at=3_000)
+    run(s.TranscriptUpdate(at=answer_at, session_id=SID, ending=ending), now=3_100)
+    assert run.state is State.IDLE and run.session.source == "pid:idle"
+
+
+def test_hooked_dismissed_dialog_ignores_a_clean_transcript():
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash", tool_input={"command": "ls"})
+    run.pid("waiting", at=run.now + 5)
+    run.pid("idle", at=run.now + 900)
+    run(s.TranscriptUpdate(at=run.now + 950, session_id=SID, ending="clean"))
+    assert run.state is State.IDLE  # hooks decide: a finished turn sends Stop
+
+
 def test_pid_leaving_waiting_for_idle_clears_the_tool():
     run = busy_run()
     run.hook("PermissionRequest", at=run.now, tool_name="Bash", tool_input={"command": "rm x"})

@@ -862,7 +862,10 @@ def zero_install_flow(
         t_yes,
         "zero-install: '1. Yes' → review",
         TURN_BUDGET_MS,
-        sources=("pid:idle",),
+        # busy can last ~100-170 ms after the approval: when the watcher saw only waiting →
+        # idle (a dismissal, by the PID file alone), the finished answer in the transcript
+        # shows the approved turn ran to its end
+        sources=("pid:idle", "transcript:answer"),
         sampler=sampler,
     )
     s = wait_session(
