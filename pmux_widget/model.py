@@ -220,6 +220,8 @@ class Session:
     waiting_for: str | None = None
     #: how the transcript's last main-thread record ends: "interrupt", "clean" or "open"
     transcript_end: str | None = None
+    #: event time of the transcript's newest record (what ``transcript_end`` describes)
+    transcript_at: int = 0
     compacting_since: int = 0
     #: consecutive process checks that found the Claude process dead
     gone_checks: int = 0

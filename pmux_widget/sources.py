@@ -239,15 +239,17 @@ class Sources:
 
         Measured: the PID file turns idle 85-185 ms before the Esc marker (or the /clear and
         /compact records) reach the transcript, and the PID-only rule needs them to tell a
-        finished turn (review) from an interrupted one (idle). A newer PID file applied in the
-        meantime wins: the tracker orders by ``statusUpdatedAt``.
+        finished turn (review) from an interrupted one (idle). Leaving a dialog too: its busy
+        moment can be too short to see, and only the transcript tells an approval that ran to
+        its end from a dismissal. A newer PID file applied in the meantime wins: the tracker
+        orders by ``statusUpdatedAt``.
         """
         session = self.hub.fleet.get(record.session_id)
         settle = (
             record.status == "idle"
             and session is not None
             and not session.hooked
-            and session.state in (State.BUSY, State.UNKNOWN)
+            and session.state in (State.BUSY, State.UNKNOWN, State.NEEDS_INPUT)
         )
         if settle and session is not None:
             await self._sleep(PID_IDLE_SETTLE_S)

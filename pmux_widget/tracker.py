@@ -161,6 +161,16 @@ def _move(session: Session, state: State, source: str, at: int) -> Session:
     return moved
 
 
+def _answered_since_asked(session: Session) -> bool:
+    """The transcript ends with a finished answer written after the last dialog opened: the
+    dialog was approved and the turn ran to its end (a denial or Esc ends with a marker)."""
+    return (
+        session.transcript_end == "clean"
+        and 0 < session.asked_at < session.transcript_at
+        and session.interrupt_at < session.asked_at
+    )
+
+
 def _turn_ended_quietly(session: Session) -> bool:
     """The transcript says the last busy period was no answer: Esc, /clear, /compact…"""
     return session.transcript_end in ("interrupt", "meta")
@@ -412,6 +422,7 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         tokens=signal.tokens,
         context_tokens=signal.context_tokens,
         transcript_end=signal.ending,
+        transcript_at=max(s.transcript_at, signal.at),
         transcript_path=s.transcript_path or signal.transcript_path,
         cwd=s.cwd or signal.cwd,
     )
@@ -432,17 +443,14 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         and s.state in (State.IDLE, State.UNKNOWN)
     )
     # Without hooks, a dialog whose PID status went straight to idle reads as dismissed; when
-    # its busy moment was too short for the watcher (seen: 165 ms), a finished answer written
-    # after the dialog opened says it was approved and the turn ran to its end. (A denial or
-    # Esc ends the transcript with an interrupt marker instead.)
+    # its busy moment was too short for the watcher (seen: 165 ms) and the answer came after
+    # the idle, the answer says it was approved and the turn ran to its end.
     approved_unseen = (
-        signal.ending == "clean"
-        and not s.hooked
+        not s.hooked
         and s.state is State.IDLE
         and s.source == "pid:idle"
-        and 0 < s.asked_at < signal.at
         and s.state_since >= s.asked_at
-        and s.interrupt_at < s.asked_at
+        and _answered_since_asked(s)
     )
     if answered or approved_unseen:
         s = _move(s, State.REVIEW, "transcript:answer", max(signal.at, s.state_since))
@@ -469,7 +477,9 @@ def _pid_target(s: Session, status: str | None) -> tuple[State, str] | None:
         return State.IDLE, "pid:shell"
     if status == "idle":
         if s.state is State.NEEDS_INPUT:
-            return State.IDLE, "pid:idle"  # the dialog was dismissed (Esc)
+            if _answered_since_asked(s):
+                return State.REVIEW, "pid:idle"  # approved; its short busy went unseen
+            return State.IDLE, "pid:idle"  # the dialog was dismissed (Esc, "No")
         if s.state in (State.BUSY, State.UNKNOWN):
             if _turn_ended_quietly(s):
                 return State.IDLE, "pid:idle"

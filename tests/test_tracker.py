@@ -890,6 +890,29 @@ def test_zero_install_dialog_approved_with_busy_unseen_goes_review():
     assert [n.state for n in run.notifications()] == [State.NEEDS_INPUT, State.REVIEW]
 
 
+def test_zero_install_dialog_approved_answer_read_before_the_idle_goes_straight_to_review():
+    """The same, when the answer was tailed while the PID idle settled: no idle in between."""
+    run = Run(now=1_000)
+    run.pid("busy", at=2_000)
+    run.pid("waiting", at=2_600)
+    run(s.TranscriptUpdate(at=2_990, session_id=SID, ending="clean", last_assistant="Done."),
+        now=3_100)  # fmt: skip
+    assert run.state is State.NEEDS_INPUT  # the PID file decides when the dialog closed
+    run.pid("idle", at=3_000)
+    assert run.state is State.REVIEW and run.session.source == "pid:idle"
+    assert [c.after.state for c in run.changes if c.before and c.before.state != c.after.state] \
+        == [State.NEEDS_INPUT, State.REVIEW]  # fmt: skip
+
+
+def test_zero_install_dialog_dismissed_after_an_earlier_answer_goes_idle():
+    run = Run(now=1_000)
+    run(s.TranscriptUpdate(at=1_500, session_id=SID, ending="clean"), now=1_600)  # last turn
+    run.pid("busy", at=2_000)
+    run.pid("waiting", at=2_600)
+    run.pid("idle", at=3_000)
+    assert run.state is State.IDLE and run.session.source == "pid:idle"
+
+
 @pytest.mark.parametrize(
     ("ending", "answer_at"),
     [
