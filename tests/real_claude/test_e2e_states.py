@@ -896,6 +896,17 @@ def zero_install_flow(
     no_moves_after(tr, sid, t_idle.t, State.IDLE, 0.5)
     assert tr.session(sid).state is State.IDLE
 
+    # "No" on a dialog without hooks: the PID idle settles for the transcript, whose marker
+    # says dismissed: idle, never review (approvals and dismissals look alike in the PID file).
+    tc.wait_status("idle", 10)
+    dialog_flow(tr, timings, sid, "zero-install deny", hooked=False, sampler=sampler)
+    no = re.findall(r"(\d)\. No", tc.screen())
+    assert no, tc.screen()
+    t_no, s = interrupt(tr, timings, sid, no[-1], "zero-install: 'No'")
+    wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    assert [m for m in tr.log.states(sid, t_no) if m[0] == "review"] == []
+    assert tr.session(sid).state is State.IDLE and tr.session(sid).current_tool is None
+
 
 def test_compact_keeps_the_state(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
