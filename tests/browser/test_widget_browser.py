@@ -53,10 +53,18 @@ def shown(lab: LabPage, ws: Workspace, *cells: str) -> None:
     lab.root().wait_for()
 
 
+def seen_text(locator: Any) -> str:
+    """A row part's text as a user sees it. Rows are ``content-visibility: auto``: off screen
+    (the notebook scrolled on to a running cell) Chromium skips their contents, and innerText
+    reads "" — so scroll it into view first."""
+    locator.scroll_into_view_if_needed()
+    return str(locator.inner_text())
+
+
 def expect_row(lab: LabPage, sid: str, state: str, within: str = ".jp-Notebook") -> None:
     """The row's dot (its state class) and its text label both say ``state``."""
     lab.wait_state(sid, state, within=within)
-    status = lab.row(sid, within).locator(".pmux-status").inner_text()
+    status = seen_text(lab.row(sid, within).locator(".pmux-status"))
     assert status.startswith(LABEL[state]), (state, status)
 
 
@@ -96,7 +104,7 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
 
     fire(workspace, "SessionStart", source="startup", model="claude-sonnet-4-5-20250929")
     expect_row(lab, SID, "idle")
-    assert lab.row(SID).locator(".pmux-name").inner_text() == "acme-api"
+    assert seen_text(lab.row(SID).locator(".pmux-name")) == "acme-api"
 
     fire(workspace, "UserPromptSubmit", prompt="the retry helper hammers the gateway: back off")
     expect_row(lab, SID, "busy")
@@ -132,7 +140,7 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     answer = "Done: the retry helper backs off exponentially (capped at 5 s) and the tests pass."
     fire(workspace, "Stop", stop_hook_active=False, last_assistant_message=answer)
     expect_row(lab, SID, "review")
-    assert answer in lab.row(SID).locator(".pmux-lines").inner_text()
+    assert answer in seen_text(lab.row(SID).locator(".pmux-lines"))
     wait_bell(lab, 1)
     wait_title_prefix(lab, 1)
 
