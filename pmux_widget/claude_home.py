@@ -26,6 +26,7 @@ from pathlib import Path
 
 import psutil
 
+from .processes import proc_stat
 from .signals import Invalid, PidRecord, parse_pid_record
 
 __all__ = [
@@ -170,26 +171,13 @@ def scan_pid_files(home: ClaudeHome) -> list[tuple[Path, PidRecord | Invalid]]:
 # ---------------------------------------------------------------------------- liveness
 
 
-def _proc_stat_fields(pid: int) -> list[str] | None:
-    """Fields 3… of ``/proc/<pid>/stat`` (after ``pid (comm)``), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    # comm may contain spaces and parentheses: it ends at the LAST ")"
-    close = raw.rfind(b")")
-    if close < 0:
-        return None
-    return raw[close + 1 :].decode("ascii", "replace").split()
-
-
 def process_start_ticks(pid: int) -> str | None:
     """Linux: the process's start time in clock ticks since boot (field 22 of
     ``/proc/<pid>/stat``), as the CLI writes it into ``procStart``; None if unknown."""
     if pid <= 0:
         return None
-    fields = _proc_stat_fields(pid)
+    stat = proc_stat(pid)
+    fields = stat[1] if stat else None
     if fields is None or len(fields) < 20:
         return None
     ticks = fields[19]  # field 22; fields[0] is field 3 (state)
@@ -200,7 +188,8 @@ def _pid_running(pid: int) -> bool:
     """The pid exists and is not a zombie."""
     if pid <= 0:
         return False
-    fields = _proc_stat_fields(pid)
+    stat = proc_stat(pid)
+    fields = stat[1] if stat else None
     if fields is not None:
         return bool(fields) and fields[0] not in ("Z", "X", "x")
     try:

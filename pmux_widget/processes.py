@@ -38,19 +38,22 @@ def is_claude_process(proc: psutil.Process) -> bool:
     return False
 
 
-def _proc_comm_ppid(pid: int) -> tuple[str, int] | None:
-    """(name, parent pid) from one read of ``/proc/<pid>/stat``, or None (gone, not Linux)."""
+def proc_stat(pid: int) -> tuple[str, list[str]] | None:
+    """(name, fields 3…) from one read of ``/proc/<pid>/stat``, or None (gone, not Linux).
+
+    ``fields[0]`` is field 3 (state), ``fields[1]`` the parent pid. The name may contain
+    spaces and parentheses: it ends at the LAST ``)``.
+    """
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
     close = stat.rfind(b")")
-    fields = stat[close + 2 :].split()
-    if close < 0 or len(fields) < 2:
+    if close < 0:
         return None
     name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
-    return name, int(fields[1])
+    return name, stat[close + 1 :].decode("ascii", "replace").split()
 
 
 def claude_ancestor(pid: int | None) -> int | None:
@@ -65,10 +68,10 @@ def claude_ancestor(pid: int | None) -> int | None:
     for _ in range(_MAX_WALK):
         if current <= 1:
             return None
-        info = _proc_comm_ppid(current)
-        if info is None:
+        info = proc_stat(current)
+        if info is None or len(info[1]) < 2:
             return _claude_ancestor_psutil(current)
-        name, parent = info
+        name, parent = info[0], int(info[1][1])
         if name == "claude" or name.startswith("claude "):
             return current
         if name in ("node", "bun"):

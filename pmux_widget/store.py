@@ -54,6 +54,8 @@ class Store:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._checkpointer: threading.Thread | None = None  # writers only
         if readonly:
             uri = f"file:{self.path}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
@@ -68,7 +70,6 @@ class Store:
             self._db.executescript(_SCHEMA)
             self._db.commit()
             self.path.chmod(0o600)
-            self._closing = threading.Event()
             self._checkpointer = threading.Thread(
                 target=self._checkpoints, name="pmux-store-checkpoint", daemon=True
             )
@@ -76,9 +77,8 @@ class Store:
         self._db.execute("PRAGMA busy_timeout=5000")
 
     def close(self) -> None:
-        closing = getattr(self, "_closing", None)
-        if closing is not None:
-            closing.set()
+        self._closing.set()
+        if self._checkpointer is not None:
             self._checkpointer.join(5)
         with self._lock:
             self._db.close()

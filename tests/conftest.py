@@ -22,6 +22,14 @@ os.environ["PMUX_WIDGET_HOME"] = str(_GUARD / "pmux")
 os.environ.setdefault("PMUX_WIDGET_POLL_SECONDS", "3600")  # tests poll explicitly
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Keep each phase's report on the item, so fixtures can tell whether the test failed."""
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
 @dataclass
 class Homes:
     """A test's own Claude config dir and pmux-widget home (both set in the environment)."""

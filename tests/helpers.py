@@ -7,9 +7,27 @@ import json
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: Debian's Chromium (browsers cannot be downloaded here), and the flags a headless run needs.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Headless Debian Chromium through Playwright."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
 def wait_until(

@@ -32,19 +32,10 @@ import pytest
 from pmux_widget.hub import Hub
 from pmux_widget.model import Change, Session
 
-from .helpers import free_port, wait_until
+from .helpers import CHROMIUM, free_port, launch_chromium, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = REPO / "test-output" / "demo"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 #: What the fleet must show: the four states and the indicators.
 REQUIRED = (
     "idle",
@@ -294,7 +285,7 @@ def run_cell(page, cell) -> float:  # type: ignore[no-untyped-def]
 @pytest.mark.browser
 @pytest.mark.timeout(300)
 def test_demo_in_jupyterlab(tmp_path: Path) -> None:
-    if not Path(CHROMIUM).exists():
+    if not CHROMIUM.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing (CI: the browser test must run)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); set CI=1 to fail instead")
@@ -305,9 +296,7 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
         url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
         kernels: set[int] = set()
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-            )
+            browser = launch_chromium(pw)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.goto(url)

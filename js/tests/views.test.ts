@@ -129,16 +129,18 @@ describe("view lifecycle", () => {
 
 describe("sidebar()'s stand-in (mode sidebar-stub)", () => {
   const note = "Docked in the right sidebar.";
+  const stubModel = () =>
+    new FakeModel({
+      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1),
+      sidebar_note: note,
+      mode: "sidebar-stub",
+    });
 
   it("shows only its note in JupyterLab, where the sidecar docks", async () => {
     const shell = document.body.appendChild(document.createElement("div"));
     shell.className = "jp-LabShell";
     cleanups.push(() => shell.remove());
-    const fake = new FakeModel({
-      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1),
-      sidebar_note: note,
-      mode: "sidebar-stub",
-    });
+    const fake = stubModel();
     await init(fake);
     const v = await view(fake);
     const root = q(v.el, ".pmux-root");
@@ -148,11 +150,7 @@ describe("sidebar()'s stand-in (mode sidebar-stub)", () => {
   });
 
   it("shows the whole widget under its note elsewhere (Notebook 7 cannot dock it)", async () => {
-    const fake = new FakeModel({
-      snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1),
-      sidebar_note: note,
-      mode: "sidebar-stub",
-    });
+    const fake = stubModel();
     await init(fake);
     const v = await view(fake);
     const root = q(v.el, ".pmux-root");

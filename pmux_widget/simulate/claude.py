@@ -725,3 +725,19 @@ class TmuxClaude:
         """The current session's transcript records (complete lines only)."""
         path = self.transcript_path()
         return read_jsonl(path) if path else []
+
+    def wait_user_record(self, text: str, timeout: float = 10.0) -> dict[str, Any]:
+        """Wait until a ``user`` record whose content contains ``text`` is in the transcript
+        (an interrupt marker, say); return that record."""
+        return self.wait_until(
+            lambda: next(
+                (
+                    r
+                    for r in self.transcript()
+                    if r.get("type") == "user" and text in str(r["message"].get("content"))
+                ),
+                None,
+            ),
+            timeout,
+            what=f"a user record with {text!r} in the transcript",
+        )

@@ -49,21 +49,11 @@ import pytest
 from pmux_widget import hooks
 from pmux_widget.home import PmuxHome
 
-from ..helpers import free_port, wait_until
+from ..helpers import CHROMIUM, free_port, launch_chromium, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Screenshots and failure evidence (git-ignored).
 OUTPUT = ROOT / "test-output" / "browser"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 #: The kernels' homes, relative to the notebook's directory (the kernel's cwd). Hidden, so the
 #: file browser in screenshots shows only the notebook.
 KERNEL_PMUX_HOME = ".pmux-home"
@@ -73,7 +63,6 @@ DARK = "JupyterLab Dark"
 
 __all__ = [
     "CHROMIUM",
-    "CHROMIUM_ARGS",
     "DARK",
     "LIGHT",
     "OUTPUT",
@@ -520,10 +509,6 @@ def parse_kernel_frame(payload: bytes | str) -> tuple[str | None, dict[str, Any]
         return None, None, 0
 
 
-def launch_chromium(playwright: Any) -> Any:
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-
-
 #: JS: the current notebook panel's kernel, connected and idle.
 _KERNEL_IDLE = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -715,13 +700,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
-    rep = yield
-    setattr(item, f"rep_{rep.when}", rep)
-    return rep
 
 
 @pytest.fixture(scope="package")

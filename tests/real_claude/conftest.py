@@ -66,14 +66,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.real_claude)
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
-    """Keep each phase's report on the item, so fixtures can tell whether the test failed."""
-    rep = yield
-    setattr(item, f"rep_{rep.when}", rep)
-    return rep
-
-
 @pytest.fixture(scope="session")
 def claude_cli() -> Path:
     """The pinned Claude Code binary (skip or fail when it cannot be had, see module doc)."""

@@ -173,6 +173,45 @@ def reach(
     return tr.session(sid)
 
 
+def busy_then_review(
+    tr: Tracked,
+    timings: Timings,
+    sid: str,
+    since: float,
+    busy: tuple[str, tuple[str, ...]],
+    review: tuple[str, tuple[str, ...]],
+    sampler: PidSampler | None = None,
+) -> Session:
+    """A turn's two checkpoints after ``since``: ``sid`` enters busy, then review. ``busy`` and
+    ``review`` are (label, accepted sources); a hookless turn (with a ``sampler``) may skip its
+    busy, as :func:`reach` explains."""
+    label, sources = busy
+    reach(
+        tr,
+        timings,
+        sid,
+        State.BUSY,
+        since,
+        label,
+        KEY_BUDGET_MS,
+        sources=sources,
+        skippable=State.REVIEW if sampler is not None else None,
+        sampler=sampler,
+    )
+    label, sources = review
+    return reach(
+        tr,
+        timings,
+        sid,
+        State.REVIEW,
+        since,
+        label,
+        TURN_BUDGET_MS,
+        sources=sources,
+        sampler=sampler,
+    )
+
+
 def logged(
     tr: Tracked, sid: str, since: float, pred: Callable[[Session], bool], entering: bool = False
 ) -> Seen | None:
@@ -361,25 +400,13 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     # 1. Approve: busy → needs-input (dialog) → busy (answered in the terminal) → review.
     dialog_flow(tr, timings, sid, "approve")
     t_yes = press(tc, "1")
-    s = reach(
+    s = busy_then_review(
         tr,
         timings,
         sid,
-        State.BUSY,
         t_yes,
-        "approve: '1. Yes' → busy",
-        KEY_BUDGET_MS,
-        sources=("pid:busy", "hook:PostToolUse"),
-    )
-    s = reach(
-        tr,
-        timings,
-        sid,
-        State.REVIEW,
-        t_yes,
-        "approve: '1. Yes' → review (Stop)",
-        TURN_BUDGET_MS,
-        sources=("hook:Stop",),
+        ("approve: '1. Yes' → busy", ("pid:busy", "hook:PostToolUse")),
+        ("approve: '1. Yes' → review (Stop)", ("hook:Stop",)),
     )
     assert s.last_assistant == final_text("bash_permission")
     assert s.current_tool is None and s.tool_summary is None
@@ -399,14 +426,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     assert no, screen
     t_no, s = interrupt(tr, timings, sid, no[-1], "deny: 'No'")
     tool_cleared(tr, timings, sid, t_no, "deny")
-    wait_until(
-        lambda: any(
-            r.get("type") == "user" and MARKER in str(r["message"].get("content"))
-            for r in tc.transcript()
-        ),
-        10,
-        what="interrupt marker in the transcript",
-    )
+    tc.wait_user_record(MARKER, 10)
     s = wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
     assert s.state is State.IDLE, (s.state, s.source)
     assert tr.env.hook_events()[hooks_before:] == []  # "No" fires no hook at all
@@ -443,25 +463,13 @@ def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> No
 
     tc.wait_status("idle", 10)
     t_enter = submit(tc, "say hi")
-    reach(
+    s = busy_then_review(
         tr,
         timings,
         sid,
-        State.BUSY,
         t_enter,
-        "next prompt → busy",
-        KEY_BUDGET_MS,
-        sources=("hook:UserPromptSubmit",),
-    )
-    s = reach(
-        tr,
-        timings,
-        sid,
-        State.REVIEW,
-        t_enter,
-        "next prompt → review",
-        TURN_BUDGET_MS,
-        sources=("hook:Stop",),
+        ("next prompt → busy", ("hook:UserPromptSubmit",)),
+        ("next prompt → review", ("hook:Stop",)),
     )
     assert s.last_assistant == final_text("plain")
 
@@ -615,25 +623,13 @@ def test_api_errors_end_in_review_with_error(tracked_claude: Tracked, timings: T
     assert sid is not None
     for code, error in ((500, "server_error"), (429, "rate_limit")):
         t_enter = submit(tc, f"please fail with {code}")
-        reach(
+        s = busy_then_review(
             tr,
             timings,
             sid,
-            State.BUSY,
             t_enter,
-            f"{code}: Enter → busy",
-            KEY_BUDGET_MS,
-            sources=("hook:UserPromptSubmit",),
-        )
-        s = reach(
-            tr,
-            timings,
-            sid,
-            State.REVIEW,
-            t_enter,
-            f"{code}: Enter → review",
-            TURN_BUDGET_MS,
-            sources=("hook:StopFailure",),
+            (f"{code}: Enter → busy", ("hook:UserPromptSubmit",)),
+            (f"{code}: Enter → review", ("hook:StopFailure",)),
         )
         assert s.error == error, (s.error, s.source)
         # The API's message is the error's detail, never the "last answer".
@@ -655,25 +651,13 @@ def test_subagent_turn(tracked_claude: Tracked, timings: Timings) -> None:
     sid = tc.session_id()
     assert sid is not None
     t_enter = submit(tc, "use a subagent please")
-    reach(
+    s = busy_then_review(
         tr,
         timings,
         sid,
-        State.BUSY,
         t_enter,
-        "Enter → busy",
-        KEY_BUDGET_MS,
-        sources=("hook:UserPromptSubmit",),
-    )
-    s = reach(
-        tr,
-        timings,
-        sid,
-        State.REVIEW,
-        t_enter,
-        "Enter → review (after the sub-agent)",
-        TURN_BUDGET_MS,
-        sources=("hook:Stop",),
+        ("Enter → busy", ("hook:UserPromptSubmit",)),
+        ("Enter → review (after the sub-agent)", ("hook:Stop",)),
     )
     assert s.last_assistant == final_text("subagent")
     assert s.subagents == 0 and s.current_tool is None
@@ -798,30 +782,16 @@ def zero_install_flow(
     s = wait_session(tr, sid, lambda s: s.last_assistant == final_text("plain"), 15, "answer")
     tc.wait_status("idle", 10)
     if "busy" in sampler.statuses(t_enter):
-        reach(
+        # the watcher may see only the final `idle` of a short busy (coalesced writes): then the
+        # transcript's finished answer decides
+        s = busy_then_review(
             tr,
             timings,
             sid,
-            State.BUSY,
             t_enter,
-            "zero-install: say hi → busy",
-            KEY_BUDGET_MS,
-            sources=("pid:busy",),
-            skippable=State.REVIEW,
-            sampler=sampler,
-        )
-        s = reach(
-            tr,
-            timings,
-            sid,
-            State.REVIEW,
-            t_enter,
-            "zero-install: say hi → review",
-            TURN_BUDGET_MS,
-            # the watcher may see only the final `idle` of a short busy (coalesced writes):
-            # then the transcript's finished answer decides
-            sources=("pid:idle", "transcript:answer"),
-            sampler=sampler,
+            ("zero-install: say hi → busy", ("pid:busy",)),
+            ("zero-install: say hi → review", ("pid:idle", "transcript:answer")),
+            sampler,
         )
         assert s.current_tool is None
     else:
@@ -842,31 +812,17 @@ def zero_install_flow(
 
     dialog_flow(tr, timings, sid, "zero-install", hooked=False, sampler=sampler)
     t_yes = press(tc, "1")
-    reach(
+    # busy can last ~100-170 ms after the approval: when the watcher saw only waiting → idle (a
+    # dismissal, by the PID file alone), the transcript's finished answer shows the approved
+    # turn ran to its end
+    s = busy_then_review(
         tr,
         timings,
         sid,
-        State.BUSY,
         t_yes,
-        "zero-install: '1. Yes' → busy",
-        KEY_BUDGET_MS,
-        sources=("pid:busy",),
-        skippable=State.REVIEW,
-        sampler=sampler,
-    )
-    s = reach(
-        tr,
-        timings,
-        sid,
-        State.REVIEW,
-        t_yes,
-        "zero-install: '1. Yes' → review",
-        TURN_BUDGET_MS,
-        # busy can last ~100-170 ms after the approval: when the watcher saw only waiting →
-        # idle (a dismissal, by the PID file alone), the finished answer in the transcript
-        # shows the approved turn ran to its end
-        sources=("pid:idle", "transcript:answer"),
-        sampler=sampler,
+        ("zero-install: '1. Yes' → busy", ("pid:busy",)),
+        ("zero-install: '1. Yes' → review", ("pid:idle", "transcript:answer")),
+        sampler,
     )
     s = wait_session(
         tr, sid, lambda s: s.last_assistant == final_text("bash_permission"), 5, "last text"
