@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 
 import psutil
 
-from pmux_widget.claude_home import encode_project_dir, process_start_ticks
-from pmux_widget.home import PmuxHome
+from pmux_widget.claude.home import encode_project_dir, process_start_ticks
+from pmux_widget.system.home import PmuxHome
 
 __all__ = [
     "ROOT",

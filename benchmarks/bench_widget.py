@@ -1,7 +1,7 @@
 """Widget budget P9: bytes sent to the front-end per single-session change, at 10 and 500
 sessions (same, ≤ 2 KB).
 
-A :class:`~pmux_widget.hub.Hub` (no sources) is filled with 10 or 500 sessions through real
+A :class:`~pmux_widget.runtime.hub.Hub` (no sources) is filled with 10 or 500 sessions through real
 hook signals (each session a few steps into a realistic turn), then a
 :class:`~pmux_widget.widget.StatusWidget` is built in this process (no kernel: ipywidgets
 gives it a ``DummyComm``). Its comm's ``send`` is wrapped to record every message that would
@@ -33,8 +33,9 @@ from benchmarks._util import (
     temp_homes,
     wait_until,
 )
-from pmux_widget.hub import Hub, now_ms
-from pmux_widget.signals import parse_hook
+from pmux_widget.core.signals import parse_hook
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
 from pmux_widget.widget import MIN_PATCH_INTERVAL, StatusWidget
 
 __all__ = ["main"]

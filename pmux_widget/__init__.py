@@ -10,8 +10,8 @@ pmux_widget.on("needs-input", lambda s: print(s.name, "needs you"))
 ```
 """
 
-from ._version import __version__
-from .api import (
+from pmux_widget._version import __version__
+from pmux_widget.api import (
     Wait,
     counts,
     history,
@@ -22,16 +22,28 @@ from .api import (
     show,
     sidebar,
     start,
+    status_widget,
     stop,
     to_dataframe,
     wait_for,
-    widget,
 )
-from .model import Session, State, Transition
+from pmux_widget.core.model import Session, State, Transition
+
+
+def __getattr__(name: str) -> object:
+    # The anywidget class loads ipywidgets: only when asked for, so `import pmux_widget` in a
+    # plain script (or `pmux-widget status`) stays light.
+    if name == "StatusWidget":
+        from pmux_widget.widget import StatusWidget
+
+        return StatusWidget
+    raise AttributeError(f"module 'pmux_widget' has no attribute {name!r}")
+
 
 __all__ = [
     "Session",
     "State",
+    "StatusWidget",
     "Transition",
     "Wait",
     "__version__",
@@ -44,8 +56,8 @@ __all__ = [
     "show",
     "sidebar",
     "start",
+    "status_widget",
     "stop",
     "to_dataframe",
     "wait_for",
-    "widget",
 ]

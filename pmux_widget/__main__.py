@@ -1,3 +1,3 @@
-from .cli import main
+from pmux_widget.cli import main
 
 raise SystemExit(main())

@@ -14,9 +14,10 @@ from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import model
-from .hub import Hub, now_ms
-from .model import Change, Session, State, Transition, count_states
+from pmux_widget.core import model
+from pmux_widget.core.model import Change, Session, State, Transition, count_states
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:  # pandas is optional
     import pandas
@@ -32,10 +33,10 @@ __all__ = [
     "show",
     "sidebar",
     "start",
+    "status_widget",
     "stop",
     "to_dataframe",
     "wait_for",
-    "widget",
 ]
 
 _hub: Hub | None = None
@@ -90,7 +91,7 @@ def _dismiss(session_id: str) -> None:
 
 def sessions(include_ended: bool = False) -> list[Session]:
     """Sessions, most urgent first. Ended ones (exited, cleared) only if asked."""
-    from .hub import _sort_key
+    from pmux_widget.runtime.hub import _sort_key
 
     found = [s for s in hub().sessions() if include_ended or not s.ended]
     return sorted(found, key=_sort_key)
@@ -288,10 +289,10 @@ _widget: Any = None
 _sidecar: Any = None
 
 
-def widget() -> Any:
+def status_widget() -> Any:
     """The process's :class:`~pmux_widget.widget.StatusWidget` (one model, many views)."""
     global _widget
-    from .widget import StatusWidget
+    from pmux_widget.widget import StatusWidget
 
     with _lock:
         current = hub()
@@ -304,11 +305,11 @@ def show() -> None:
     """Display the status widget in the cell's output (live until closed).
 
     Returns None, so that a cell ending with ``pmux_widget.show()`` shows it once; the widget
-    itself is :func:`widget`.
+    itself is :func:`status_widget`.
     """
     from IPython.display import display
 
-    display(widget())
+    display(status_widget())
 
 
 def sidebar(title: str = "Claude sessions") -> None:
@@ -320,7 +321,7 @@ def sidebar(title: str = "Claude sessions") -> None:
     from IPython.display import display
     from sidecar import Sidecar
 
-    from .widget import StatusWidget
+    from pmux_widget.widget import StatusWidget
 
     global _sidecar
     with _lock:
@@ -328,7 +329,7 @@ def sidebar(title: str = "Claude sessions") -> None:
             _sidecar.close()
         _sidecar = Sidecar(title=title, anchor="right")
     with _sidecar:
-        display(widget())
+        display(status_widget())
     stub = StatusWidget(hub(), mode="sidebar-stub")
     stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
     display(stub)

@@ -17,9 +17,10 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from .home import PmuxHome
-from .hooks import live_hubs
-from .hub import claude_config_dir, now_ms
+from pmux_widget.claude.home import ClaudeHome
+from pmux_widget.hooks import live_hubs
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
 
@@ -27,14 +28,14 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _paths(args: argparse.Namespace) -> tuple[PmuxHome, Any]:
-    return PmuxHome.resolve(args.home), claude_config_dir(args.claude_home)
+    return PmuxHome.resolve(args.home), ClaudeHome.resolve(args.claude_home).root
 
 
 # ------------------------------------------------------------------------------ install
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from . import hooks
+    from pmux_widget import hooks
 
     home, claude_dir = _paths(args)
     if args.settings_file:
@@ -51,7 +52,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
-    from . import hooks
+    from pmux_widget import hooks
 
     home, claude_dir = _paths(args)
     try:
@@ -64,7 +65,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from . import hooks
+    from pmux_widget import hooks
 
     home, claude_dir = _paths(args)
     checks = hooks.doctor(claude_dir, home)
@@ -100,7 +101,7 @@ def fetch_snapshot(home: PmuxHome, timeout: float = 2.0) -> dict[str, Any] | Non
 
 def offline_snapshot(home: PmuxHome, claude_dir: Any) -> dict[str, Any]:
     """What a hub would show, computed from the files alone (nothing is written)."""
-    from .snapshot import compute_snapshot
+    from pmux_widget.runtime.snapshot import compute_snapshot
 
     return compute_snapshot(home, claude_dir)
 
@@ -208,7 +209,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .hub import Hub
+    from pmux_widget.runtime.hub import Hub
 
     hub = Hub(home=args.home, claude_home=args.claude_home, port=args.port)
     hub.start()
@@ -231,7 +232,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import main as demo_main
+    from pmux_widget.demo.launcher import main as demo_main
 
     return demo_main(list(args.extra))
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .hub import now_ms
-from .model import Change, Session, count_states
+from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:
-    from .hub import Hub
+    from pmux_widget.runtime.hub import Hub
 
 __all__ = ["StatusWidget", "row_json"]
 
@@ -185,7 +185,7 @@ class StatusWidget(anywidget.AnyWidget):
             self._install_hooks()
 
     def _install_hooks(self) -> None:
-        from . import hooks
+        from pmux_widget import hooks
 
         try:
             result = hooks.install(self._hub.claude_dir / "settings.json", self._hub.home)
@@ -196,7 +196,7 @@ class StatusWidget(anywidget.AnyWidget):
         self.send({"type": "install_result", **answer})
 
     def _env(self) -> dict[str, Any]:
-        from . import hooks
+        from pmux_widget import hooks
 
         claude_dir = self._hub.claude_dir
         problem: str | None = None
@@ -230,7 +230,7 @@ class StatusWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         """The text/plain fallback for front-ends without widgets: the status table."""
-        from .cli import format_table
+        from pmux_widget.cli import format_table
 
         hub = getattr(self, "_hub", None)
         if hub is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.home import PmuxHome
+from pmux_widget.system.home import PmuxHome
 
 _GUARD = Path(os.environ.get("TMPDIR", "/tmp")) / f"pmux-test-guard-{os.getpid()}"
 os.environ["CLAUDE_CONFIG_DIR"] = str(_GUARD / "claude")

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.claude_home import (
+from pmux_widget.claude.home import (
     ClaudeHome,
     encode_project_dir,
     is_alive,
@@ -29,7 +29,7 @@ from pmux_widget.claude_home import (
     scan_pid_files,
     transcript_path_for,
 )
-from pmux_widget.signals import Invalid, PidRecord, parse_pid_record
+from pmux_widget.core.signals import Invalid, PidRecord, parse_pid_record
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

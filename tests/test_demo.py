@@ -29,8 +29,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pmux_widget.hub import Hub
-from pmux_widget.model import Change, Session
+from pmux_widget.core.model import Change, Session
+from pmux_widget.runtime.hub import Hub
 
 from .helpers import CHROMIUM, free_port, launch_chromium, wait_until
 

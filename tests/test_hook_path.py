@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.hub import Hub
-from pmux_widget.model import State
+from pmux_widget.core.model import State
+from pmux_widget.runtime.hub import Hub
 
 from .helpers import get_sessions, wait_until
 

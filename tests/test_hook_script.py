@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.home import PmuxHome
-from pmux_widget.signals import HOOK_EVENTS
+from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.system.home import PmuxHome
 
 SID = "5f0c3a2e-8d1b-4c3e-9a57-2b6f1e0d4c11"
 TRANSCRIPT = f"/home/dev/.claude/projects/-home-dev-projects-acme-api/{SID}.jsonl"

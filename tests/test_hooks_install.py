@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmux_widget import hooks
-from pmux_widget.home import PmuxHome
-from pmux_widget.signals import HOOK_EVENTS
+from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.system.home import PmuxHome
 
 FIXTURES = Path(__file__).parent / "fixtures" / "settings"
 VALID = sorted((FIXTURES / "valid").glob("*.json"))

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget import signals as s
-from pmux_widget.model import State
-from pmux_widget.tracker import reduce_all
-from pmux_widget.transcript import scan_transcript
+from pmux_widget.core import signals as s
+from pmux_widget.claude.transcript import scan_transcript
+from pmux_widget.core.model import State
+from pmux_widget.core.tracker import reduce_all
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 SCENARIOS = sorted(p.name for p in REAL.iterdir() if (p / "hooks.jsonl").exists())

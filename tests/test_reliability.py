@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from pmux_widget import signals as s
-from pmux_widget.hub import Hub
-from pmux_widget.store import Store
-from pmux_widget.tracker import reduce_all
+from pmux_widget.core import signals as s
+from pmux_widget.core.tracker import reduce_all
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.store import Store
 
 from .helpers import request, wait_until
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmux_widget._version import __version__
-from pmux_widget.hub import Hub
-from pmux_widget.server import MAX_BODY_BYTES, host_is_loopback
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.server import MAX_BODY_BYTES, host_is_loopback
 
 from .helpers import get_sessions, post_hook, request
 

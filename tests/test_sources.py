@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude_home import ClaudeHome, process_start_ticks, transcript_path_for
-from pmux_widget.hub import Hub
-from pmux_widget.model import State
+from pmux_widget.claude.home import ClaudeHome, process_start_ticks, transcript_path_for
+from pmux_widget.core.model import State
+from pmux_widget.runtime.hub import Hub
 
 from .helpers import post_hook, wait_until
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from pmux_widget import signals as s
-from pmux_widget.model import Session, State, Tokens
-from pmux_widget.tracker import (
+from pmux_widget.core import signals as s
+from pmux_widget.core.model import Session, State, Tokens
+from pmux_widget.core.tracker import (
     BOOT_WINDOW_MS,
     COMPACTING_TIMEOUT_MS,
     STALE_BUSY_MS,
@@ -831,7 +831,7 @@ def test_tracker_module_is_pure():
     import ast
     from pathlib import Path
 
-    import pmux_widget.tracker as tracker
+    import pmux_widget.core.tracker as tracker
 
     tree = ast.parse(Path(tracker.__file__).read_text())
     imported = set()

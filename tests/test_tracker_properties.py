@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmux_widget import signals as s
-from pmux_widget.model import Session, State, Tokens
-from pmux_widget.tracker import reduce
+from pmux_widget.core import signals as s
+from pmux_widget.core.model import Session, State, Tokens
+from pmux_widget.core.tracker import reduce
 
 SIDS = ("s-1", "s-2")
 TOOLS = ("Bash", "Read", "Edit", "Agent")

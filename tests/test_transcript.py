@@ -20,9 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.model import Tokens
-from pmux_widget.signals import TranscriptUpdate
-from pmux_widget.transcript import (
+from pmux_widget.claude.transcript import (
     MAX_LINE,
     TranscriptFacts,
     TranscriptTailer,
@@ -32,6 +30,8 @@ from pmux_widget.transcript import (
     scan_transcript_stats,
     subagent_summary,
 )
+from pmux_widget.core.model import Tokens
+from pmux_widget.core.signals import TranscriptUpdate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CWD = "/home/maya/code/weather-station"

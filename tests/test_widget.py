@@ -11,8 +11,9 @@ import threading
 
 import pytest
 
-from pmux_widget import signals as s
-from pmux_widget.hub import Hub, now_ms
+from pmux_widget.core import signals as s
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
 from pmux_widget.widget import StatusWidget
 
 from .helpers import wait_until

@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.home import PmuxHome
+from pmux_widget.system.home import PmuxHome
 
 from ..helpers import CHROMIUM, free_port, launch_chromium, wait_until
 

@@ -33,16 +33,16 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks as pmux_hooks
-from pmux_widget.home import PmuxHome
-from pmux_widget.hub import Hub
-from pmux_widget.simulate.claude import (
+from pmux_widget.demo.claude_cli import (
     CLI_VERSION,
     ClaudeEnv,
     CliUnavailable,
     TmuxClaude,
     ensure_cli,
 )
-from pmux_widget.simulate.model import ScriptedModel
+from pmux_widget.demo.scripted_model import ScriptedModel
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.home import PmuxHome
 
 from .tracking import TIMINGS, TIMINGS_FILE, Timings, Tracked
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.simulate.claude import ClaudeEnv, TmuxClaude, encode_project_dir, wait_until
-from pmux_widget.simulate.model import ScriptedModel, load_scenarios
-from pmux_widget.simulate.record import Observer
+from devtools.record import Observer
+from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude, encode_project_dir, wait_until
+from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
 
 # Tests using the CLI fixtures are marked ``real_claude`` by conftest; the harness unit tests at
 # the end need no CLI.

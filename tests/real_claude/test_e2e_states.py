@@ -18,9 +18,9 @@ import re
 import time
 from collections.abc import Callable
 
-from pmux_widget.model import Session, State, Tokens
-from pmux_widget.simulate.claude import TmuxClaude, read_jsonl, wait_until
-from pmux_widget.simulate.model import load_scenarios
+from pmux_widget.core.model import Session, State, Tokens
+from pmux_widget.demo.claude_cli import TmuxClaude, read_jsonl, wait_until
+from pmux_widget.demo.scripted_model import load_scenarios
 
 from .tracking import PidSampler, Seen, Timings, Tracked
 

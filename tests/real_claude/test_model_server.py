@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pmux_widget.simulate.model import ScriptedModel, load_scenarios
+from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
 
 SYSTEM = [
     {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.197;"},
@@ -333,7 +333,7 @@ def test_module_runs_in_the_foreground() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pmux_widget.simulate.model", "--port", str(port)],
+        [sys.executable, "-m", "pmux_widget.demo.scripted_model", "--port", str(port)],
         stdout=subprocess.PIPE,
         text=True,
     )

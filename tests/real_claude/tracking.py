@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.hub import Hub
-from pmux_widget.model import Change, Session
-from pmux_widget.simulate.claude import ClaudeEnv, TmuxClaude, wait_until
-from pmux_widget.simulate.model import ScriptedModel
+from pmux_widget.core.model import Change, Session
+from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude, wait_until
+from pmux_widget.demo.scripted_model import ScriptedModel
+from pmux_widget.runtime.hub import Hub
 
 __all__ = ["TIMINGS", "TIMINGS_FILE", "ChangeLog", "PidSampler", "Seen", "Timings", "Tracked"]
 

@@ -10,7 +10,7 @@ No Claude account, no network, nothing of yours touched: everything lives in the
     notebooks/   a fresh copy of notebooks/demo.ipynb (the checkout's copy stays output-free)
 
 Steps: reset the demo's session state (unless a hub is using the demo home right now), install
-our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.simulate.driver`;
+our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.demo.driver`;
 ``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet), then JupyterLab on
 the notebook (its own config/runtime/workspace dirs, a free port, a token) with the demo's
 ``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the notebook's hub receives
@@ -43,12 +43,12 @@ from typing import Any
 
 import psutil
 
-from .simulate.driver import Fleet, RealFleet, ScriptedFleet
+from .driver import Fleet, RealFleet, ScriptedFleet
 
 __all__ = ["DemoDirs", "JupyterLab", "default_demo_dir", "main"]
 
 ENV_DIR = "PMUX_DEMO_DIR"
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 NOTEBOOK = CHECKOUT / "notebooks" / "demo.ipynb"
 #: How long JupyterLab may take to answer (first start builds nothing, but imports a lot).
 LAB_START_TIMEOUT = 90.0
@@ -91,8 +91,8 @@ class DemoDirs:
 
     def prepare(self) -> bool:
         """Create the dirs, reset old session state, install the hooks. True if reset."""
-        from . import hooks
-        from .home import PmuxHome
+        from pmux_widget import hooks
+        from pmux_widget.system.home import PmuxHome
 
         home = PmuxHome(self.pmux)
         in_use = bool(self.pmux.is_dir() and hooks.live_hubs(home))

@@ -3,7 +3,7 @@
 Why: pmux-widget watches Claude Code's hooks, PID files and transcripts. Guessing their shapes
 and order is how monitors go wrong, so tests and the demo run the *real* CLI
 (``@anthropic-ai/claude-code``, pinned to :data:`CLI_VERSION`) against the scripted model
-(:mod:`pmux_widget.simulate.model`), interactively in a private tmux server.
+(:mod:`pmux_widget.demo.scripted_model`), interactively in a private tmux server.
 
 * :func:`ensure_cli` installs the CLI once into a cache folder with npm and returns the binary.
 * :class:`ClaudeEnv` is a temporary ``HOME`` + ``CLAUDE_CONFIG_DIR`` + project folder, seeded

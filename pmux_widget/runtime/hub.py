@@ -21,61 +21,35 @@ import queue
 import secrets
 import socket
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import tornado.httpserver
 
-from . import processes
-from ._version import __version__
-from .home import PmuxHome
-from .model import Change, Session, count_states
-from .server import DRAIN_LIMIT, make_app
-from .signals import HookSignal, HubRestart, Invalid, SessionStart, Signal, parse_hook
-from .tracker import reduce
+from pmux_widget._version import __version__
+from pmux_widget.claude.home import ClaudeHome
+from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.core.signals import (
+    HookSignal,
+    HubRestart,
+    Invalid,
+    SessionStart,
+    Signal,
+    parse_hook,
+)
+from pmux_widget.core.tracker import reduce
+from pmux_widget.system import processes
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.projects import project_name
 
-__all__ = ["Hub", "Listener", "now_ms", "project_name"]
+from .server import DRAIN_LIMIT, make_app
+
+__all__ = ["Hub", "Listener"]
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[list[Change], dict[str, Session]], None]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-_PROJECT_CACHE: dict[str, str] = {}
-
-
-def claude_config_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """Claude's config dir: ``path``, else ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    chosen = path or os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
-    return Path(chosen).expanduser().absolute()
-
-
-def project_name(cwd: str | None) -> str | None:
-    """The git root's name for ``cwd`` (nearest ``.git`` above it), else its basename."""
-    if not cwd:
-        return None
-    cached = _PROJECT_CACHE.get(cwd)
-    if cached is not None:
-        return cached
-    path = Path(cwd)
-    name = path.name or cwd
-    for candidate in (path, *path.parents):
-        try:
-            if (candidate / ".git").exists():
-                name = candidate.name or name
-                break
-        except OSError:
-            break
-    if len(_PROJECT_CACHE) > 4096:
-        _PROJECT_CACHE.clear()
-    _PROJECT_CACHE[cwd] = name
-    return name
 
 
 class Hub:
@@ -90,7 +64,7 @@ class Hub:
         sources: bool = True,
     ) -> None:
         self.home = PmuxHome.resolve(home).ensure()
-        self.claude_dir = claude_config_dir(claude_home)
+        self.claude_dir = ClaudeHome.resolve(claude_home).root
         self.requested_port = port
         self.port = 0
         self.token = self.home.token()
@@ -265,7 +239,7 @@ class Hub:
 
     def _replay_spool(self) -> None:
         """Hooks fired while no hub ran, in the order they were sent; silent."""
-        from .hooks import clean_spool_temp, read_spool, remove_spool_entries
+        from pmux_widget.hooks import clean_spool_temp, read_spool, remove_spool_entries
 
         if self._stopped.is_set():
             return
@@ -399,7 +373,7 @@ class Hub:
     # ------------------------------------------------------------------ user actions
 
     def dismiss(self, session_id: str) -> None:
-        from .signals import Dismiss
+        from pmux_widget.core.signals import Dismiss
 
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
 
@@ -409,7 +383,7 @@ async def _call_async(fn: Callable[[], Any]) -> Any:
 
 
 def _sort_key(session: Session) -> tuple[int, str, str]:
-    from .model import priority_rank
+    from pmux_widget.core.model import priority_rank
 
     return (priority_rank(session.state), session.project or "", session.session_id)
 

@@ -65,9 +65,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .model import Tokens, clip
-from .signals import TranscriptUpdate
-from .summaries import summarize_tool
+from pmux_widget.core.model import Tokens, clip
+from pmux_widget.core.signals import TranscriptUpdate
+from pmux_widget.core.summaries import summarize_tool
 
 __all__ = [
     "CHUNK_SIZE",

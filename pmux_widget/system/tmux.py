@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libtmux
 
-from .model import TmuxLocation
+from pmux_widget.core.model import TmuxLocation
 
 __all__ = ["PaneInfo", "list_panes", "socket_paths", "tmux_available"]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .model import Change, Session, State, Transition
+from pmux_widget.core.model import Change, Session, State, Transition
 
 __all__ = ["Store"]
 

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 import tornado.web
 
-from ._version import __version__
-from .signals import HookSignal, Invalid, parse_hook
+from pmux_widget._version import __version__
+from pmux_widget.core.signals import HookSignal, Invalid, parse_hook
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
 

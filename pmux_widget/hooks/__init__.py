@@ -60,7 +60,7 @@ should look at the spool again a few seconds after it started (or watch the dire
 
 Settings entries (``settings.json``)
 ------------------------------------
-For each of :data:`pmux_widget.signals.HOOK_EVENTS` we add our own matcher group without a
+For each of :data:`pmux_widget.core.signals.HOOK_EVENTS` we add our own matcher group without a
 matcher (absent = matches everything, see claude-code-facts §2.2)::
 
     {"hooks": [{"type": "command", "command": "<hook_command(home)>", "timeout": 5}]}
@@ -121,8 +121,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .home import PmuxHome
-from .signals import HOOK_EVENTS
+from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.system.home import PmuxHome
 
 __all__ = [
     "BACKUP_SUFFIX",

@@ -9,16 +9,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .claude_home import ClaudeHome, is_alive, scan_pid_files, transcript_path_for
-from .home import PmuxHome
-from .hooks import read_spool
-from .hub import _sort_key, now_ms, project_name
-from .model import Session, State, count_states
-from .signals import HubRestart, Invalid, PidFile, Signal, parse_hook
+from pmux_widget.claude.home import ClaudeHome, is_alive, scan_pid_files, transcript_path_for
+from pmux_widget.claude.transcript import scan_transcript
+from pmux_widget.core.model import Session, State, count_states
+from pmux_widget.core.signals import HubRestart, Invalid, PidFile, Signal, parse_hook
+from pmux_widget.core.tracker import reduce
+from pmux_widget.hooks import read_spool
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.projects import project_name
+
+from .hub import _sort_key
 from .sources import recovery_signal
 from .store import Store
-from .tracker import reduce
-from .transcript import scan_transcript
 
 __all__ = ["compute_snapshot"]
 

@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import watchfiles
 
-from . import processes, tmux
-from .claude_home import ClaudeHome, is_alive, read_pid_file, scan_pid_files, transcript_path_for
-from .model import Session, State
-from .signals import (
+from pmux_widget.claude.home import (
+    ClaudeHome,
+    is_alive,
+    read_pid_file,
+    scan_pid_files,
+    transcript_path_for,
+)
+from pmux_widget.claude.transcript import TailResult, TranscriptTailer
+from pmux_widget.core.model import Session, State
+from pmux_widget.core.signals import (
     Invalid,
     Locate,
     PidFile,
@@ -33,7 +39,8 @@ from .signals import (
     TranscriptInterrupt,
     TranscriptUpdate,
 )
-from .transcript import TailResult, TranscriptTailer
+from pmux_widget.system import processes, tmux
+from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -82,8 +89,6 @@ def followed(session: Session) -> bool:
 
 
 def _now() -> int:
-    from .hub import now_ms
-
     return now_ms()
 
 

@@ -12,7 +12,7 @@ fall back to "the pid exists and the process did not start after the file's ``st
 Zombies count as dead.
 
 Nothing here writes anything or raises on bad files: unreadable or malformed PID files give
-:class:`~pmux_widget.signals.Invalid` with a reason.
+:class:`~pmux_widget.core.signals.Invalid` with a reason.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import psutil
 
-from .processes import proc_stat
-from .signals import Invalid, PidRecord, parse_pid_record
+from pmux_widget.core.signals import Invalid, PidRecord, parse_pid_record
+from pmux_widget.system.processes import proc_stat
 
 __all__ = [
     "ENV_VAR",

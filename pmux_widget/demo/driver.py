@@ -16,7 +16,7 @@ A *fleet* is anything with ``start()`` / ``stop()`` / ``describe()`` (:class:`Fl
   sub-agents, token and context counts, an Esc interrupt (transcript marker, no hook), an exit
   (SessionEnd) and a ``/clear``.
 * :class:`RealFleet` (``--real``): real Claude Code CLIs in private tmux servers against the
-  scripted model (:mod:`pmux_widget.simulate.model`), driven by keystrokes.
+  scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..claude_home import encode_project_dir
+from pmux_widget.claude.home import encode_project_dir
 
 __all__ = ["Fleet", "InstalledHooks", "RealFleet", "ScriptedFleet", "SimSession"]
 
@@ -74,7 +74,7 @@ class InstalledHooks:
     """
 
     def __init__(self, settings_file: Path, home: Path) -> None:
-        from ..hooks import is_our_command
+        from pmux_widget.hooks import is_our_command
 
         settings = json.loads(Path(settings_file).read_text())
         self.commands: dict[str, str] = {}
@@ -943,7 +943,7 @@ class RealFleet:
     """Real Claude Code CLIs (``ensure_cli``) in private tmux servers, against the scripted
     model, driven by keystrokes: prompts, approvals, denials, Esc and ``/compact``.
 
-    ``start()`` raises :class:`~pmux_widget.simulate.claude.CliUnavailable` (or OSError) when
+    ``start()`` raises :class:`~pmux_widget.demo.claude_cli.CliUnavailable` (or OSError) when
     the CLI or tmux cannot be had; the demo then falls back to :class:`ScriptedFleet`.
     """
 
@@ -968,8 +968,8 @@ class RealFleet:
     def start(self) -> None:
         import shutil
 
-        from .claude import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
-        from .model import ScriptedModel
+        from .claude_cli import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
+        from .scripted_model import ScriptedModel
 
         if shutil.which("tmux") is None:
             raise CliUnavailable("tmux is not installed")

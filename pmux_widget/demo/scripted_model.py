@@ -43,7 +43,7 @@ A turn may instead be ``{"error": {"status": 429, "type": "rate_limit_error", "m
 text is split into) make slow streams. Strings may contain ``{cwd}`` (the CLI's working dir,
 read from its system prompt) and ``{marker}`` (a file name unique per response).
 
-Run standalone: ``python -m pmux_widget.simulate.model --port 8765``.
+Run standalone: ``python -m pmux_widget.demo.scripted_model --port 8765``.
 """
 
 from __future__ import annotations
@@ -699,7 +699,7 @@ def _split(text: str, n: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m pmux_widget.simulate.model [--host H] [--port N]``: serve in the foreground."""
+    """``python -m pmux_widget.demo.scripted_model [--host H] [--port N]``: serve, foreground."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
