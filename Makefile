@@ -2,7 +2,7 @@
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
 #                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo.py)
 #   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
-#   make bench   the performance budgets (benchmarks/)
+#   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
 
 VENV    ?= .venv
@@ -11,6 +11,7 @@ PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: demo test lint js bench stress clean install
 
@@ -41,7 +42,7 @@ demo: install js
 	$(PY) -m pmux_widget.demo $(DEMO_ARGS)
 
 bench: install js
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 stress: install js
 	PMUX_STRESS=1 PMUX_SETTINGS_EXAMPLES=3000 $(VENV)/bin/pytest tests/test_reliability.py \

@@ -1,8 +1,9 @@
 """Hub budgets: P3 (hook → state latency under load), P7 (idle CPU), P8 (memory).
 
 P3: a :class:`~pmux_widget.runtime.hub.Hub` (sources on, default poll) runs in this process;
-a driver subprocess plays 200 sessions, each with its own fake Claude process (a sleeping process named
-``claude``, sent as ``X-Pmux-Ppid``) and a small real transcript: a paced SessionStart round,
+a driver subprocess plays 200 sessions, each with its own fake Claude process (a sleeping
+process named ``claude``, sent as ``X-Pmux-Ppid``) and a small real transcript: a paced
+SessionStart round,
 then a realistic cycle per session (prompt, Read, Bash with a permission request and its
 notification, Edit, Stop, …) at a paced 200 events/s in total, one new connection per event
 as curl does. Latency = from ``time.monotonic_ns()`` taken in the driver just before it opens

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -49,7 +50,9 @@ CCUSAGE_NATIVE = CCUSAGE_DIR / "node_modules" / "@ccusage" / "ccusage-linux-x64"
 CCUSAGE_LAUNCHER = CCUSAGE_DIR / "node_modules" / ".bin" / "ccusage"
 PROJECT = "/home/dev/projects/orbit-service"  # the generator's cwd
 
-MIN_MB_S = 450.0
+#: P5's budget: at least this many times ccusage's throughput, measured side by side in one
+#: run (the VM's speed varies 1.7x, so a ratio says more than MB/s).
+MIN_RATIO = 2.0
 MAX_PEAK_MB = 64.0
 MAX_APPEND_MS = 1.0
 
@@ -112,6 +115,13 @@ def peak_memory(path: Path, mode: str) -> float:
     return float(json.loads(out.stdout)["peak_mb"])
 
 
+def make_executable(path: Path) -> None:
+    """Add the execute bits a skipped install script would have set."""
+    mode = path.stat().st_mode
+    if not os.access(path, os.X_OK):
+        path.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
 def ensure_ccusage() -> tuple[list[str] | None, str]:
     """The ccusage command (native binary if present), installing it when missing."""
     if not CCUSAGE_NATIVE.exists() and not CCUSAGE_LAUNCHER.exists():
@@ -131,6 +141,9 @@ def ensure_ccusage() -> tuple[list[str] | None, str]:
         except (subprocess.SubprocessError, OSError) as exc:
             return None, f"npm install ccusage@{CCUSAGE_VERSION} failed: {exc}"
     if CCUSAGE_NATIVE.exists():
+        # npm 11 skips packages' install scripts, and the one that marks ccusage's native
+        # binary executable is among them: without this, P5 dies on "Permission denied".
+        make_executable(CCUSAGE_NATIVE)
         return [str(CCUSAGE_NATIVE)], "native"
     if CCUSAGE_LAUNCHER.exists():
         return [str(CCUSAGE_LAUNCHER)], "launcher"
@@ -235,8 +248,10 @@ def main(
         cpu, wall = min(cpus), min(walls)
         ours = mb / cpu
         right = tailer.facts.tokens.to_json() == truth.tokens()
-        rows.append((f"P5 cold scan {mb:.0f} MB, MB/s (cpu)", ours, f">= {MIN_MB_S:.0f}",
-                     ours >= MIN_MB_S and right))  # fmt: skip
+        # The budget is the ratio to ccusage below; MB/s is reported, with the token totals'
+        # correctness as its check.
+        rows.append((f"P5 cold scan {mb:.0f} MB, MB/s (cpu)", ours, "tokens = truth",
+                     right))  # fmt: skip
         rows.append((f"P5 cold scan {mb:.0f} MB, MB/s (wall)", mb / wall, "info", True))
         spread = ", ".join(f"{mb / c:.0f}" for c in cpus)
         rows.append((f"P5 every run, MB/s (cpu), in order (best of {runs} above)", spread,
@@ -266,8 +281,9 @@ def main(
                 rows.append((f"P5 ccusage {CCUSAGE_VERSION} ({how}), MB/s (wall)", theirs,
                              "info", True))  # fmt: skip
                 rows.append(("P5 ccusage totals equal the truth", same, "info", True))
-                rows.append(("P5 ours / ccusage, cpu MB/s", ours / (mb / cc["cpu"]), ">= 1",
-                             ours >= mb / cc["cpu"]))  # fmt: skip
+                ratio = ours / (mb / cc["cpu"])
+                rows.append(("P5 ours / ccusage, cpu MB/s", ratio, f">= {MIN_RATIO:g}",
+                             ratio >= MIN_RATIO))  # fmt: skip
                 rows.append(("P5 ours / ccusage, wall MB/s", (mb / wall) / theirs, "info",
                              True))  # fmt: skip
 
