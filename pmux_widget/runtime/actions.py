@@ -1,0 +1,250 @@
+"""Acting on a session: approve, deny, interrupt, send — keys typed into its tmux pane.
+
+Keys reach a terminal, so nothing is typed until each check passes, in this order:
+1. the session is known and in a state the action answers (approve/deny: needs-input;
+   interrupt: busy or needs-input; send: idle, review, or busy — then the CLI queues it);
+2. its Claude process runs, and its PID file (``sessions/<pid>.json``, identity by
+   ``procStart``) names this very session — after ``/clear`` the same process runs another;
+3. a tmux pane's process tree holds that process (sessions outside tmux cannot be acted on);
+4. the pane shows what the action answers: a permission dialog with a plain "Yes"/"No"
+   choice (never "Yes, and don't ask again"; the same dialog the caller saw, when it names
+   one), the busy footer or a dialog for Esc, an empty prompt box for a prompt.
+A refused action raises :class:`ActionError` with the reason and types nothing. Choices are
+chosen by label: a numbered choice by its digit; an unnumbered one (2.1.332's auto-mode dialog
+lists "No" first) by arrows, and Enter only once the screen shows the selection on it.
+
+Runs on the caller's thread (tmux and /proc reads block for milliseconds): never on the hub's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ..claude.home import is_alive, read_pid_file
+from ..claude.screen import Dialog, Screen, keys_for_choice, parse_screen
+from ..core.model import Session, State
+from ..core.signals import Invalid
+from ..system import keys
+from ..system.tmux import PaneInfo
+
+__all__ = ["ACTIONS", "ActionError", "ActionName", "ActionResult", "SessionsView", "act"]
+
+ActionName = Literal["approve", "deny", "interrupt", "send"]
+ACTIONS: tuple[ActionName, ...] = ("approve", "deny", "interrupt", "send")
+
+#: How long to wait for the screen to show typed text or a moved selection.
+ECHO_TIMEOUT_S = 2.0
+_POLL_S = 0.01
+#: A prompt longer than this is refused (it is typed key by key into a terminal).
+MAX_TEXT = 10_000
+
+
+class ActionError(Exception):
+    """An action was refused (nothing was typed) or failed; ``reason`` says why.
+
+    ``unknown`` is true when no such session exists (HTTP 404 rather than 409).
+    """
+
+    def __init__(self, reason: str, *, unknown: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.unknown = unknown
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """What was delivered: the keys typed, and ``queued`` for a prompt sent while busy."""
+
+    session_id: str
+    action: ActionName
+    keys: tuple[str, ...]
+    queued: bool = False
+    dialog: str | None = None
+
+
+class SessionsView(Protocol):
+    """What actions read from a hub: its sessions and Claude's config dir."""
+
+    @property
+    def fleet(self) -> Mapping[str, Session]: ...
+
+    @property
+    def claude_dir(self) -> Path: ...
+
+
+#: Which states each action answers.
+_ALLOWED: dict[ActionName, frozenset[State]] = {
+    "approve": frozenset({State.NEEDS_INPUT}),
+    "deny": frozenset({State.NEEDS_INPUT}),
+    "interrupt": frozenset({State.BUSY, State.NEEDS_INPUT}),
+    "send": frozenset({State.IDLE, State.REVIEW, State.BUSY}),
+}
+
+
+def act(
+    view: SessionsView,
+    session_id: str,
+    action: str,
+    *,
+    text: str | None = None,
+    dialog: str | None = None,
+    record: Callable[[str, ActionName], None] | None = None,
+) -> ActionResult:
+    """Check, then type. ``dialog``: the fingerprint of the dialog the caller answers (a
+    widget click names the one it showed); ``record(session_id, action)`` is called once the
+    keys are delivered (the history's ``action:<name>`` source)."""
+    if action not in ACTIONS:
+        raise ActionError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    name: ActionName = action  # type: ignore[assignment]  # checked just above
+    session = view.fleet.get(session_id)
+    if session is None:
+        raise ActionError(f"no session {session_id}", unknown=True)
+    if name == "send":
+        text = _check_text(text)
+    if session.state not in _ALLOWED[name]:
+        raise ActionError(_wrong_state(name, session))
+    pane = _pane_of(view, session)
+    screen = parse_screen(keys.capture(pane))
+    if name in ("approve", "deny"):
+        result = _answer(pane, session, screen, "yes" if name == "approve" else "no", dialog)
+    elif name == "interrupt":
+        if not (screen.busy or (screen.dialog is not None)):
+            raise ActionError("the pane shows neither a running turn nor a dialog: nothing to stop")
+        keys.send_keys(pane, "Escape")
+        result = ActionResult(session_id, name, ("Escape",))
+    else:
+        assert text is not None
+        result = _send(pane, session, screen, text)
+    if record is not None:
+        record(session_id, name)
+    return result
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def _check_text(text: str | None) -> str:
+    if text is None or not text.strip():
+        raise ActionError("send needs a prompt text")
+    if "\n" in text or "\r" in text:
+        raise ActionError("the prompt has a line break: Claude's prompt box would submit at it")
+    if any(ord(ch) < 32 for ch in text):
+        raise ActionError("the prompt has control characters")
+    if len(text) > MAX_TEXT:
+        raise ActionError(f"the prompt is longer than {MAX_TEXT} characters")
+    return text
+
+
+def _wrong_state(action: ActionName, session: Session) -> str:
+    state = session.state.value
+    if action in ("approve", "deny"):
+        return f"{session.name} is {state}: there is no permission prompt to {action}"
+    if action == "interrupt":
+        return f"{session.name} is {state}: nothing runs to interrupt"
+    return f"{session.name} is {state}: a prompt can be sent only when it is idle or in review"
+
+
+def _pane_of(view: SessionsView, session: Session) -> PaneInfo:
+    """The pane that provably holds this session's Claude (checks 2 and 3)."""
+    pid = session.pid
+    if session.ended or not session.running or pid is None:
+        raise ActionError(f"{session.name}: its Claude process is not running")
+    record = read_pid_file(view.claude_dir / "sessions" / f"{pid}.json")
+    if isinstance(record, Invalid):
+        raise ActionError(
+            f"{session.name}: no readable PID file for its Claude process {pid}, so nothing "
+            f"proves that process runs this session ({record.reason})"
+        )
+    if record.session_id != session.session_id:
+        raise ActionError(
+            f"{session.name}: its Claude process {pid} runs another session now "
+            f"({record.session_id})"
+        )
+    if not is_alive(record):
+        raise ActionError(f"{session.name}: its Claude process {pid} has exited")
+    pane = keys.find_pane(pid)
+    if pane is None:
+        raise ActionError(
+            f"{session.name} does not run in tmux: actions type into the session's tmux pane, "
+            "and no pane holds its Claude process"
+        )
+    return pane
+
+
+# ---------------------------------------------------------------------------- delivery
+
+
+def _answer(
+    pane: PaneInfo, session: Session, screen: Screen, answer: Literal["yes", "no"], seen: str | None
+) -> ActionResult:
+    action: ActionName = "approve" if answer == "yes" else "deny"
+    shown = screen.dialog
+    if shown is None:
+        raise ActionError(f"{session.name}: no dialog on its screen (answered already?)")
+    if seen is not None and shown.fingerprint != seen:
+        raise ActionError(f"{session.name}: the dialog changed since it was shown; look again")
+    if shown.kind == "notice":
+        raise ActionError(
+            f"{session.name} shows a notice, not a permission prompt ({shown.title}): "
+            "answer it in the terminal"
+        )
+    target = shown.choice(answer)
+    if target is None:
+        labels = ", ".join(c.label for c in shown.choices)
+        raise ActionError(f"{session.name}: the dialog has no plain {answer!r} ({labels})")
+    typed = keys_for_choice(shown, target)
+    if target.number is not None:
+        keys.send_keys(pane, *typed)
+        return ActionResult(session.session_id, action, tuple(typed), dialog=shown.fingerprint)
+    if typed:
+        keys.send_keys(pane, *typed)
+        _wait_screen(
+            pane,
+            lambda s: _selected(s.dialog, shown.fingerprint) == target.label,
+            f"{session.name}: the selection did not reach {target.label!r}; pressed no Enter",
+        )
+    keys.send_keys(pane, "Enter")
+    return ActionResult(session.session_id, action, (*typed, "Enter"), dialog=shown.fingerprint)
+
+
+def _selected(dialog: Dialog | None, fingerprint: str) -> str | None:
+    if dialog is None or dialog.fingerprint != fingerprint or dialog.selected is None:
+        return None
+    return dialog.selected.label
+
+
+def _send(pane: PaneInfo, session: Session, screen: Screen, text: str) -> ActionResult:
+    if screen.dialog is not None:
+        raise ActionError(f"{session.name} shows a dialog: answer it before sending a prompt")
+    if screen.prompt_text is None:
+        raise ActionError(f"{session.name}: its screen shows no prompt box")
+    if screen.prompt_text:
+        raise ActionError(
+            f"{session.name}: its prompt box holds unsent text ({screen.prompt_text[:40]!r})"
+        )
+    keys.send_keys(pane, text, literal=True)
+    tail = text.strip()[-20:]
+    # Enter before the echo would be taken as part of a paste: wait until the box shows it.
+    _wait_screen(
+        pane,
+        lambda s: s.prompt_text is not None and tail in s.prompt_text.replace("\n", ""),
+        f"{session.name}: the typed prompt did not appear in its prompt box; pressed no Enter",
+    )
+    keys.send_keys(pane, "Enter")
+    return ActionResult(
+        session.session_id, "send", ("<text>", "Enter"), queued=session.state is State.BUSY
+    )
+
+
+def _wait_screen(pane: PaneInfo, ok: Callable[[Screen], bool], failure: str) -> None:
+    deadline = time.monotonic() + ECHO_TIMEOUT_S
+    while True:
+        if ok(parse_screen(keys.capture(pane))):
+            return
+        if time.monotonic() >= deadline:
+            raise ActionError(failure)
+        time.sleep(_POLL_S)

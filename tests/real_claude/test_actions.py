@@ -1,0 +1,136 @@
+"""Actions on real Claude Code sessions in tmux: approve, deny, interrupt, send, and refusals.
+
+Each action goes through ``runtime.actions.act`` against a real Hub that watches the real CLI
+(hooks installed): the keys reach the CLI's tmux pane only after the checks; a refused action
+leaves the pane's screen exactly as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from pmux_widget.core.model import State
+from pmux_widget.runtime.actions import ActionError, act
+
+from ..helpers import wait_until
+from .tracking import Tracked
+
+
+def _state(tr: Tracked, sid: str, *states: State, timeout: float = 45.0) -> None:
+    wait_until(
+        lambda: tr.hub.fleet[sid].state in states,
+        timeout,
+        what=lambda: (
+            f"{sid[:8]} in {states}; it is {tr.hub.fleet[sid].state} ({tr.hub.fleet[sid].source})"
+        ),
+    )
+
+
+def _markers(tr: Tracked) -> list[str]:
+    return sorted(p.name for p in tr.env.cwd.glob("sim-*.txt"))
+
+
+def _refused_types_nothing(tr: Tracked, sid: str, action: str, **kw: str) -> str:
+    before = tr.tc.screen()
+    with pytest.raises(ActionError) as refused:
+        act(tr.hub, sid, action, **kw)
+    # Nothing typed: the screen is unchanged a moment later (the CLI would echo a key at once).
+    time.sleep(0.3)
+    assert tr.tc.screen() == before
+    return refused.value.reason
+
+
+def test_approve_runs_the_tool_and_ends_in_review(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    tr.tc.type_prompt("run the command")
+    _state(tr, sid, State.NEEDS_INPUT)
+    tr.tc.wait_dialog()
+    result = act(tr.hub, sid, "approve")
+    assert result.keys in (("1",), ("Down", "Enter"))
+    _state(tr, sid, State.REVIEW)
+    assert len(_markers(tr)) == 1, "the approved command ran"
+
+
+def test_deny_runs_nothing_and_is_not_review(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    tr.tc.type_prompt("run the command")
+    _state(tr, sid, State.NEEDS_INPUT)
+    tr.tc.wait_dialog()
+    act(tr.hub, sid, "deny")
+    _state(tr, sid, State.IDLE)
+    tr.tc.wait_for_screen("Interrupted")
+    assert _markers(tr) == []
+    assert tr.hub.fleet[sid].state is State.IDLE
+
+
+def test_a_stale_dialog_is_refused(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    tr.tc.type_prompt("run the command")
+    _state(tr, sid, State.NEEDS_INPUT)
+    tr.tc.wait_dialog()
+    reason = _refused_types_nothing(tr, sid, "approve", dialog="0123456789ab")
+    assert "dialog changed" in reason
+    act(tr.hub, sid, "deny")
+    _state(tr, sid, State.IDLE)
+
+
+def test_interrupt_mid_stream_ends_idle(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    tr.tc.type_prompt("stream slowly")
+    _state(tr, sid, State.BUSY)
+    tr.tc.wait_for_screen("line 2 of the slow answer")
+    act(tr.hub, sid, "interrupt")
+    _state(tr, sid, State.IDLE)
+    tr.tc.wait_for_screen("Interrupted")
+
+
+def test_send_runs_a_turn_to_review(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    result = act(tr.hub, sid, "send", text="say hi")
+    assert result.queued is False
+    _state(tr, sid, State.REVIEW)
+    assert tr.hub.fleet[sid].last_prompt == "say hi"
+
+
+def test_refusals_type_nothing(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    _state(tr, sid, State.IDLE)
+    assert "no permission prompt" in _refused_types_nothing(tr, sid, "approve")
+    assert "no permission prompt" in _refused_types_nothing(tr, sid, "deny")
+    assert "nothing runs" in _refused_types_nothing(tr, sid, "interrupt")
+    assert "line break" in _refused_types_nothing(tr, sid, "send", text="two\nlines")
+    tr.tc.type_text("draft prompt")
+    assert "unsent text" in _refused_types_nothing(tr, sid, "send", text="say hi")
+    with pytest.raises(ActionError) as unknown:
+        act(tr.hub, "no-such-session", "send", text="hi")
+    assert unknown.value.unknown
+
+
+def test_a_shell_left_in_the_pane_after_exit_gets_nothing(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    tr.tc.exit()
+    wait_until(lambda: not tr.hub.fleet[sid].running, 30, what="the session to end")
+    tr.tc.wait_for_screen("Pane is dead")
+    # The pane lives on with a shell (as when claude ran from an interactive shell).
+    tr.tc._tmux("respawn-pane", "-k", "-t", tr.tc.pane.pane_id or "", "sh")  # type: ignore[union-attr]
+    tr.tc.send_keys("echo shell-ready", "Enter")
+    tr.tc.wait_for_screen(re.compile("^shell-ready", re.M), timeout=10)
+    for action, kw in (("send", {"text": "say hi"}), ("interrupt", {}), ("approve", {})):
+        assert _refused_types_nothing(tr, sid, action, **kw)
