@@ -97,9 +97,9 @@ def act(
     """Check, then type. ``dialog``: the fingerprint of the dialog the caller answers (a
     widget click names the one it showed); ``record(session_id, action)`` is called once the
     keys are delivered (the history's ``action:<name>`` source)."""
-    if action not in ACTIONS:
+    name = next((known for known in ACTIONS if known == action), None)
+    if name is None:
         raise ActionError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
-    name: ActionName = action  # type: ignore[assignment]  # checked just above
     session = view.fleet.get(session_id)
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
@@ -108,7 +108,9 @@ def act(
     if session.state not in _ALLOWED[name]:
         raise ActionError(_wrong_state(name, session))
     pane = _pane_of(view, session)
-    screen = parse_screen(keys.capture(pane))
+    # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
+    # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
+    screen = _screen_showing(pane, _SHOWS[name])
     if name in ("approve", "deny"):
         result = _answer(pane, session, screen, "yes" if name == "approve" else "no", dialog)
     elif name == "interrupt":
@@ -238,6 +240,27 @@ def _send(pane: PaneInfo, session: Session, screen: Screen, text: str) -> Action
     return ActionResult(
         session.session_id, "send", ("<text>", "Enter"), queued=session.state is State.BUSY
     )
+
+
+#: What the screen must show before an action is even considered (then checked in full).
+_SHOWS: dict[ActionName, Callable[[Screen], bool]] = {
+    "approve": lambda s: s.dialog is not None,
+    "deny": lambda s: s.dialog is not None,
+    "interrupt": lambda s: s.busy or s.dialog is not None,
+    "send": lambda s: s.dialog is not None or s.prompt_text is not None,
+}
+#: How long the screen may take to catch up with the state.
+SCREEN_GRACE_S = 1.0
+
+
+def _screen_showing(pane: PaneInfo, shows: Callable[[Screen], bool]) -> Screen:
+    """The pane's screen once it shows what is expected, or as it is after the grace."""
+    deadline = time.monotonic() + SCREEN_GRACE_S
+    while True:
+        screen = parse_screen(keys.capture(pane))
+        if shows(screen) or time.monotonic() >= deadline:
+            return screen
+        time.sleep(_POLL_S * 2)
 
 
 def _wait_screen(pane: PaneInfo, ok: Callable[[Screen], bool], failure: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libtmux
 
+from ..core.model import TmuxLocation
 from . import processes
 from .tmux import PaneInfo, list_panes
 
@@ -18,7 +19,15 @@ PANE_DEPTH = 4
 
 
 def find_pane(pid: int) -> PaneInfo | None:
-    """The pane whose process tree holds ``pid`` (the pane's own process, or below it)."""
+    """The pane whose process tree holds ``pid`` (the pane's own process, or below it).
+
+    Fast path: the process's own ``TMUX`` / ``TMUX_PANE`` (its environment names the server
+    socket and the pane), confirmed by asking that server for the pane's process and finding
+    it among ``pid``'s ancestors — one tmux call. Else every pane of every server is looked at.
+    """
+    named = _pane_from_environ(pid)
+    if named is not None:
+        return named
     panes = list_panes()
     if not panes:
         return None
@@ -29,6 +38,70 @@ def find_pane(pid: int) -> PaneInfo | None:
         ):
             return pane
     return None
+
+
+_FORMAT = "\t".join(
+    "#{" + field + "}"
+    for field in (
+        "pane_pid",
+        "session_name",
+        "window_index",
+        "pane_id",
+        "pane_title",
+        "pane_current_command",
+        "pane_current_path",
+    )
+)
+
+
+def _pane_from_environ(pid: int) -> PaneInfo | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = dict(
+                entry.split(b"=", 1) for entry in handle.read().split(b"\0") if b"=" in entry
+            )
+    except OSError:
+        return None
+    socket = environ.get(b"TMUX", b"").split(b",", 1)[0].decode(errors="replace")
+    pane_id = environ.get(b"TMUX_PANE", b"").decode(errors="replace")
+    if not socket or not pane_id.startswith("%"):
+        return None
+    try:
+        result = libtmux.Server(socket_path=socket).cmd(
+            "display-message", "-p", "-t", pane_id, _FORMAT
+        )
+    except Exception:  # a dead server or socket: fall back to the full scan
+        return None
+    if result.stderr or not result.stdout:
+        return None
+    fields = result.stdout[0].split("\t")
+    if len(fields) != 7 or not fields[0].isdigit() or fields[3] != pane_id:
+        return None
+    shell_pid = int(fields[0])
+    if shell_pid != pid and shell_pid not in _ancestors(pid):
+        return None  # the environment lies (the pane was reused): not proof
+    return PaneInfo(
+        socket=socket,
+        shell_pid=shell_pid,
+        location=TmuxLocation(session=fields[1], window=fields[2], pane=fields[3], title=fields[4]),
+        current_command=fields[5],
+        current_path=fields[6],
+    )
+
+
+def _ancestors(pid: int) -> list[int]:
+    found: list[int] = []
+    current = pid
+    for _ in range(PANE_DEPTH + 4):
+        stat = processes.proc_stat(current)
+        if stat is None or len(stat[1]) < 2:
+            break
+        parent = int(stat[1][1])
+        if parent <= 1:
+            break
+        found.append(parent)
+        current = parent
+    return found
 
 
 def _server(pane: PaneInfo) -> libtmux.Server:

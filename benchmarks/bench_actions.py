@@ -1,0 +1,140 @@
+"""P12: an action (approve / deny / interrupt / send) → the real Claude Code CLI reacted.
+
+The real CLI (the pinned newest available) runs in a private tmux server against the scripted
+model, watched by a real Hub; each action goes through ``runtime.actions.act`` with every
+check. Latency = from the call to the first sign the CLI reacted: its PID file's status
+changed, or its screen changed after the last key was typed (sampled every few ms by a
+sampler thread). Budget: p95 ≤ 300 ms over 20 actions of each kind (``--quick``: 3).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks._util import Row, log, percentile, run_alone, temp_homes, wait_until
+from pmux_widget import hooks as pmux_hooks
+from pmux_widget.core.model import State
+from pmux_widget.demo.claude_cli import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
+from pmux_widget.demo.scripted_model import ScriptedModel
+from pmux_widget.runtime.actions import act
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.home import PmuxHome
+
+__all__ = ["main"]
+
+BUDGET_MS = 300.0
+
+
+class Watch:
+    """Samples the pane and the PID file on a thread; ``reacted_after(t)`` is the first time
+    after ``t`` that either differs from what it was at ``t``."""
+
+    def __init__(self, tc: TmuxClaude) -> None:
+        self.tc = tc
+        self.samples: list[tuple[float, str, str | None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _status(self) -> str | None:
+        info = self.tc.pid_info()
+        return None if info is None else str(info.get("status"))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic(), self.tc.screen(), self._status()))
+            time.sleep(0.005)
+
+    def reacted_after(self, t0: float, t_keys: float, timeout: float = 10.0) -> float:
+        """ms from ``t0`` to the first sample after ``t_keys`` (last key typed) whose screen
+        or PID status differs from the one before ``t_keys``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            before = [s for s in self.samples if s[0] <= t_keys]
+            after = [s for s in self.samples if s[0] > t_keys]
+            if before:
+                _, screen, status = before[-1]
+                for t, s, st in after:
+                    if s != screen or st != status:
+                        return (t - t0) * 1000
+            time.sleep(0.01)
+        raise TimeoutError("the CLI did not react")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+
+def _one(hub: Hub, tc: TmuxClaude, watch: Watch, sid: str, action: str, **kw: Any) -> float:
+    t0 = time.monotonic()
+    act(hub, sid, action, **kw)
+    t_keys = time.monotonic()
+    # The reaction to the last key can come before act() returns (it waits for nothing after
+    # the last key): look from just before that key, bounded below by the call itself.
+    return watch.reacted_after(t0, max(t0, t_keys - 0.002))
+
+
+def _state(hub: Hub, sid: str, state: State, timeout: float = 60.0) -> None:
+    wait_until(lambda: hub.fleet[sid].state is state, timeout, f"{sid[:8]} {state.value}")
+
+
+def main(quick: bool = False) -> list[Row]:
+    n = 3 if quick else 20
+    try:
+        cli = ensure_cli()
+    except CliUnavailable as exc:
+        return [("P12 action → CLI reacted", f"unavailable: {exc}", "<= 300 ms", False)]
+    samples: dict[str, list[float]] = {"approve": [], "deny": [], "interrupt": [], "send": []}
+    with temp_homes("actions") as homes, ScriptedModel() as model:
+        pmux_home = PmuxHome(Path(homes.root) / "pmux-actions")
+        env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-actions")
+        env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
+        pmux_hooks.install(env.settings_file, pmux_home)
+        hub = Hub(home=pmux_home.root, claude_home=env.config_dir).start()
+        tc = TmuxClaude(env, cli).start(timeout=90)
+        watch = Watch(tc)
+        try:
+            sid = wait_until(tc.session_id, 30, "the CLI's PID file")
+            wait_until(lambda: sid in hub.fleet and hub.fleet[sid].running, 30, "the hub")
+            for i in range(n):
+                for answer in ("approve", "deny"):
+                    # A unique tail: the harness waits for the echo of the last 20 characters.
+                    tc.type_prompt(f"run the command ({answer} {i})")
+                    _state(hub, sid, State.NEEDS_INPUT)
+                    tc.wait_dialog()
+                    samples[answer].append(_one(hub, tc, watch, sid, answer))
+                    _state(hub, sid, State.REVIEW if answer == "approve" else State.IDLE)
+                tc.type_prompt(f"stream slowly (round {i})")
+                _state(hub, sid, State.BUSY)
+                tc.wait_for_screen("line 1 of the slow answer")
+                samples["interrupt"].append(_one(hub, tc, watch, sid, "interrupt"))
+                _state(hub, sid, State.IDLE)
+                samples["send"].append(_one(hub, tc, watch, sid, "send", text=f"say hi ({i})"))
+                _state(hub, sid, State.REVIEW)
+                log(f"P12 round {i + 1}/{n}")
+        finally:
+            watch.stop()
+            tc.close()
+            hub.stop()
+    version = json.dumps(str(cli))
+    rows: list[Row] = []
+    for kind, values in samples.items():
+        p95 = percentile(values, 95)
+        rows.append(
+            (
+                f"P12 {kind} → CLI reacted, p95 ms (n={len(values)})",
+                f"{p95:.1f}",
+                f"<= {BUDGET_MS:.0f}",
+                p95 <= BUDGET_MS,
+            )
+        )
+    rows.append(("P12 CLI", version, "info", True))
+    return rows
+
+
+if __name__ == "__main__":
+    run_alone(main)
