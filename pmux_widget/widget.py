@@ -25,7 +25,6 @@ import anywidget
 import traitlets
 
 from pmux_widget.core.contract import (
-    Counts,
     Env,
     InstallResult,
     KernelMessage,
@@ -33,30 +32,22 @@ from pmux_widget.core.contract import (
     PatchMessage,
     Row,
     Snapshot,
+    counts,
     row,
 )
-from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.core.model import Change, Session
 from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:
     from pmux_widget.runtime.hub import Hub
 
-__all__ = ["StatusWidget", "row_json"]
+__all__ = ["StatusWidget"]
 
 #: The built front-end (npm run build). `_esm` stays a Path: with ANYWIDGET_HMR=1, anywidget
 #: watches the file and reloads open widgets on every rebuild (npm run watch).
 STATIC = Path(__file__).parent / "static"
 #: At most one patch per this many seconds (≤ 20 front-end updates per second).
 MIN_PATCH_INTERVAL = 0.05
-
-
-#: A widget row (the contract's session JSON plus what the view needs): core/contract.py.
-row_json = row
-
-
-def live_counts(fleet: dict[str, Session]) -> Counts:
-    """The counts shown with the rows: over the sessions that have not ended."""
-    return count_states(s for s in fleet.values() if not s.ended)  # type: ignore[return-value]
 
 
 class StatusWidget(anywidget.AnyWidget):
@@ -86,10 +77,10 @@ class StatusWidget(anywidget.AnyWidget):
         # WITH the comm_open. Set after super().__init__, they would follow as an update whose
         # seq (0) is not newer than the open's empty default, so the front-end kept the empty
         # fleet: a widget created over an existing fleet showed "no sessions" until a change.
-        rows, counts = hub.call(
-            lambda: ({sid: row(s) for sid, s in hub.fleet.items()}, live_counts(hub.fleet))
+        rows, live = hub.call(
+            lambda: ({sid: row(s) for sid, s in hub.fleet.items()}, counts(hub.fleet.values()))
         )
-        snapshot: Snapshot = {"seq": 0, "sessions": rows, "counts": counts, "now": now_ms()}
+        snapshot: Snapshot = {"seq": 0, "sessions": rows, "counts": live, "now": now_ms()}
         kwargs.setdefault("snapshot", snapshot)
         kwargs.setdefault("env", _trait(self._env()))
         super().__init__(**kwargs)
@@ -151,16 +142,16 @@ class StatusWidget(anywidget.AnyWidget):
                 rows[sid] = updated = row(session)
                 upsert.append(updated)
         self._seq += 1
-        counts = live_counts(fleet)
+        live = counts(fleet.values())
         now = now_ms()
         # In place, without a sync: views read it when they are created (see module doc).
         self._trait_values["snapshot"] = Snapshot(
-            seq=self._seq, sessions=rows, counts=counts, now=now
+            seq=self._seq, sessions=rows, counts=live, now=now
         )
         if self.comm is None:
             return
         patch = PatchMessage(
-            type="patch", seq=self._seq, upsert=upsert, remove=remove, counts=counts, now=now
+            type="patch", seq=self._seq, upsert=upsert, remove=remove, counts=live, now=now
         )
         self._send_message(patch)
         for note in notes:
@@ -243,7 +234,7 @@ class StatusWidget(anywidget.AnyWidget):
             return "<StatusWidget (starting)>"
         sessions = [s for s in hub.fleet.values() if not s.ended]
         return format_table(
-            {"sessions": [s.to_json() for s in sessions], "counts": count_states(sessions)}
+            {"sessions": [s.to_json() for s in sessions], "counts": counts(sessions)}
         )
 
 

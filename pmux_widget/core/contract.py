@@ -13,7 +13,7 @@ import json
 import re
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
 
 from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, count_states
@@ -39,6 +39,7 @@ __all__ = [
     "Snapshot",
     "StateName",
     "Traits",
+    "counts",
     "describe_source",
     "row",
     "sample",
@@ -118,6 +119,11 @@ class Row(SessionJSON):
     waiting_for: str | None
     error_detail: str | None
     name: str
+
+
+def counts(sessions: Iterable[Session]) -> Counts:
+    """The counts sent with the rows: core.model.count_states over the sessions not ended."""
+    return count_states(s for s in sessions if not s.ended)  # type: ignore[return-value]
 
 
 def row(session: Session) -> Row:
@@ -411,7 +417,7 @@ def sample() -> dict[str, Any]:
     ]
     return {
         "rows": [row(s) for s in sessions],
-        "counts": count_states(s for s in sessions if not s.ended),
+        "counts": counts(sessions),
         "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
     }
 
