@@ -426,14 +426,14 @@ def sample_typescript() -> str:
     """The text of js/testing/contract-sample.gen.ts."""
     data = sample()
     rows = "".join(f"    {json.dumps(r, ensure_ascii=False)},\n" for r in data["rows"])
-    counts = json.dumps(data["counts"])
+    tally = json.dumps(data["counts"])
     sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
     return (
         HEADER
         + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
         + "type Sample = { rows: Row[]; counts: Counts; sources: Record<string, string> };\n"
         + "export const SAMPLE: Sample = {\n"
-        + f"  rows: [\n{rows}  ],\n  counts: {counts},\n  sources: {sources},\n}};\n"
+        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n}};\n"
     )
 
 
