@@ -206,7 +206,8 @@ window.pmuxReady = true;
 #: In the page: mount 500 sessions (initialize + render) several times, then time patches.
 _P10 = """async ({n, renders, warmup, changes}) => {
   const {FakeModel, snapshotOf, makeFleet} = window.PmuxTesting;
-  const widget = window.pmuxWidget;
+  // The default export is a factory: anywidget calls it once per model, so does mount().
+  const factory = window.pmuxWidget;
   const experimental = {invoke: () => Promise.reject(new Error('unused'))};
   const rows = makeFleet(n, Date.now());
   const settle = async (x) => (x && typeof x.then === 'function' ? await x : x);
@@ -215,6 +216,7 @@ _P10 = """async ({n, renders, warmup, changes}) => {
     const fake = new FakeModel({snapshot: snapshotOf(rows, 1), title_prefix: false});
     const host = document.body.appendChild(document.createElement('div'));
     const controller = new AbortController();
+    const widget = typeof factory === 'function' ? await factory() : factory;
     await nextFrame();
     const t0 = performance.now();
     const init = widget.initialize({model: fake.proxy(Symbol('init')),

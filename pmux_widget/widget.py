@@ -1,9 +1,9 @@
 """``StatusWidget``: the anywidget that shows every session, fed by the hub on the hub thread.
 
-Traffic (see docs/widget-protocol.md): the full fleet lives in the ``snapshot`` trait, which
-the kernel updates in place WITHOUT syncing it on every change; a view reads it when it is
-created (display, re-run, page reload). Each change travels alone as a ``patch`` message with
-only the touched sessions' rows, at most ~20 per second (bursts are coalesced).
+Traffic (docs/widget-protocol.md; the shapes are core/contract.py's): the full fleet lives in
+the ``snapshot`` trait, which the kernel updates in place WITHOUT syncing it on every change; a
+view reads it when it is created (display, re-run, page reload). Each change travels alone as a
+``patch`` message with only the touched sessions' rows, at most ~20 per second (coalesced).
 
 Updates are sent from the hub thread: they reach the browser even while a cell blocks.
 Messages from the browser (dismiss, install) are handled only when the kernel is idle — a
@@ -13,45 +13,41 @@ Jupyter limit, so none of them is time-critical.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
 
-from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.core.contract import (
+    Env,
+    InstallResult,
+    KernelMessage,
+    NotificationJSON,
+    PatchMessage,
+    Row,
+    Snapshot,
+    counts,
+    row,
+)
+from pmux_widget.core.model import Change, Session
 from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:
     from pmux_widget.runtime.hub import Hub
 
-__all__ = ["StatusWidget", "row_json"]
+__all__ = ["StatusWidget"]
 
+#: The built front-end (npm run build). `_esm` stays a Path: with ANYWIDGET_HMR=1, anywidget
+#: watches the file and reloads open widgets on every rebuild (npm run watch).
 STATIC = Path(__file__).parent / "static"
 #: At most one patch per this many seconds (≤ 20 front-end updates per second).
 MIN_PATCH_INTERVAL = 0.05
-
-
-def row_json(session: Session) -> dict[str, Any]:
-    """A widget row: the contract's session JSON plus what the view needs to explain it."""
-    row = session.to_json()
-    row["ended"] = session.ended
-    row["waiting_for"] = session.waiting_for
-    row["error_detail"] = session.error_detail
-    row["name"] = session.name
-    return row
-
-
-def _counts(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
-    live = [r for r in rows.values() if not r.get("ended")]
-    counts = {state: 0 for state in ("idle", "busy", "needs-input", "review", "unknown")}
-    for row in live:
-        counts[row["state"]] += 1
-    counts["attention"] = counts["needs-input"] + counts["review"]
-    return counts
 
 
 class StatusWidget(anywidget.AnyWidget):
@@ -71,7 +67,7 @@ class StatusWidget(anywidget.AnyWidget):
         self._hub = hub
         self._lock = threading.Lock()
         self._dirty: set[str] = set()
-        self._notes: list[dict[str, Any]] = []
+        self._notes: list[NotificationJSON] = []
         self._seq = 0
         self._last_flush = 0.0
         self._flush_scheduled = False
@@ -81,19 +77,21 @@ class StatusWidget(anywidget.AnyWidget):
         # WITH the comm_open. Set after super().__init__, they would follow as an update whose
         # seq (0) is not newer than the open's empty default, so the front-end kept the empty
         # fleet: a widget created over an existing fleet showed "no sessions" until a change.
-        rows = hub.call(lambda: {sid: row_json(s) for sid, s in hub.fleet.items()})
-        snapshot = {"seq": 0, "sessions": rows, "counts": _counts(rows), "now": now_ms()}
+        rows, live = hub.call(
+            lambda: ({sid: row(s) for sid, s in hub.fleet.items()}, counts(hub.fleet.values()))
+        )
+        snapshot: Snapshot = {"seq": 0, "sessions": rows, "counts": live, "now": now_ms()}
         kwargs.setdefault("snapshot", snapshot)
-        kwargs.setdefault("env", self._env())
+        kwargs.setdefault("env", _trait(self._env()))
         super().__init__(**kwargs)
         self.on_msg(self._on_front_end_msg)
         self._unlisten = hub.call(lambda: self._listen(rows))
 
-    def _listen(self, shown: dict[str, dict[str, Any]]) -> Callable[[], None]:
+    def _listen(self, shown: dict[str, Row]) -> Callable[[], None]:
         """Hub thread: listen for changes, and patch what changed since ``shown`` was read."""
         unlisten = self._hub.add_listener(self._on_changes)
         fleet = self._hub.fleet
-        missed = {sid for sid, s in fleet.items() if shown.get(sid) != row_json(s)}
+        missed = {sid for sid, s in fleet.items() if shown.get(sid) != row(s)}
         missed |= shown.keys() - fleet.keys()
         if missed:
             self._mark(missed, [])
@@ -103,10 +101,14 @@ class StatusWidget(anywidget.AnyWidget):
 
     def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         """Hub thread: note what changed, flush now or soon (coalesced)."""
-        notes = [c.notification.to_json() for c in changes if c.notification is not None]
+        notes: list[NotificationJSON] = [
+            c.notification.to_json()  # type: ignore[misc]  # its keys: tests/test_contract.py
+            for c in changes
+            if c.notification is not None
+        ]
         self._mark({c.session_id for c in changes}, notes)
 
-    def _mark(self, session_ids: set[str], notes: list[dict[str, Any]]) -> None:
+    def _mark(self, session_ids: set[str], notes: list[NotificationJSON]) -> None:
         with self._lock:
             self._dirty |= session_ids
             self._notes.extend(notes)
@@ -128,42 +130,34 @@ class StatusWidget(anywidget.AnyWidget):
         if not dirty and not notes:
             return
         fleet = self._hub.fleet
-        previous = self.snapshot
-        rows = dict(previous.get("sessions", {}))
-        upsert, remove = [], []
+        rows: dict[str, Row] = dict(self.snapshot.get("sessions", {}))
+        upsert: list[Row] = []
+        remove: list[str] = []
         for sid in sorted(dirty):
             session = fleet.get(sid)
             if session is None:
                 rows.pop(sid, None)
                 remove.append(sid)
             else:
-                rows[sid] = row = row_json(session)
-                upsert.append(row)
+                rows[sid] = updated = row(session)
+                upsert.append(updated)
         self._seq += 1
-        counts = _counts(rows)
-        # In place, without a sync: views read it when they are created (see module doc).
+        live = counts(fleet.values())
         now = now_ms()
-        self._trait_values["snapshot"] = {
-            "seq": self._seq,
-            "sessions": rows,
-            "counts": counts,
-            "now": now,
-        }
+        # In place, without a sync: views read it when they are created (see module doc).
+        self._trait_values["snapshot"] = Snapshot(
+            seq=self._seq, sessions=rows, counts=live, now=now
+        )
         if self.comm is None:
             return
-        message = {
-            "type": "patch",
-            "seq": self._seq,
-            "upsert": upsert,
-            "remove": remove,
-            "counts": counts,
-            "now": now,
-        }
-        self._send_message(message)
+        patch = PatchMessage(
+            type="patch", seq=self._seq, upsert=upsert, remove=remove, counts=live, now=now
+        )
+        self._send_message(patch)
         for note in notes:
             self._send_message({"type": "notify", "notification": note})
 
-    def _send_message(self, message: dict[str, Any]) -> None:
+    def _send_message(self, message: KernelMessage) -> None:
         with contextlib.suppress(Exception):  # a closed comm must not break the hub thread
             self.send(message)
             self.patches_sent += 1
@@ -189,13 +183,15 @@ class StatusWidget(anywidget.AnyWidget):
 
         try:
             result = hooks.install(self._hub.claude_dir / "settings.json", self._hub.home)
-            answer = {"ok": True, "message": result.message}
+            answer = InstallResult(ok=True, message=result.message)
         except Exception as exc:  # shown to the user as it is: a clear reason, not a crash
-            answer = {"ok": False, "message": str(exc)}
-        self.env = {**self._env(), "install_result": answer}
-        self.send({"type": "install_result", **answer})
+            answer = InstallResult(ok=False, message=str(exc))
+        env = self._env()
+        env["install_result"] = answer
+        self.env = _trait(env)
+        self._send_message({"type": "install_result", **answer})
 
-    def _env(self) -> dict[str, Any]:
+    def _env(self) -> Env:
         from pmux_widget import hooks
 
         claude_dir = self._hub.claude_dir
@@ -213,13 +209,14 @@ class StatusWidget(anywidget.AnyWidget):
             "claude_dir": str(claude_dir),
             "hooks_installed": installed,
             "hooks_problem": problem,
-            "hub": {"port": self._hub.port, "pid": self._hub.hub_id},
+            # The hub runs in this process (its runtime file says the same pid).
+            "hub": {"port": self._hub.port, "pid": os.getpid(), "hub_id": self._hub.hub_id},
             "install_result": None,
         }
 
     def refresh_env(self) -> None:
         """Re-check Claude and the hooks (e.g. after installing them from a terminal)."""
-        self.env = self._env()
+        self.env = _trait(self._env())
 
     # ----------------------------------------------------------------- lifecycle / text
 
@@ -237,11 +234,14 @@ class StatusWidget(anywidget.AnyWidget):
             return "<StatusWidget (starting)>"
         sessions = [s for s in hub.fleet.values() if not s.ended]
         return format_table(
-            {"sessions": [s.to_json() for s in sessions], "counts": count_states(sessions)}
+            {"sessions": [s.to_json() for s in sessions], "counts": counts(sessions)}
         )
 
 
-def _json_bytes(message: dict[str, Any]) -> bytes:
-    import json
+def _trait(value: Mapping[str, object]) -> dict[str, Any]:
+    """A contract value as a traitlets Dict holds it."""
+    return dict(value)
 
+
+def _json_bytes(message: KernelMessage) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()

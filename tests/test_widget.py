@@ -7,6 +7,9 @@ record every custom message exactly as it would be serialized.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -171,3 +174,35 @@ def test_env_reports_claude_and_hooks(hub, homes):
     assert widget.env["hooks_installed"] is True
     assert widget.env["install_result"]["ok"] is True
     assert hooks.hooks_status(homes.settings, homes.pmux).ok
+
+
+HMR_CHILD = """
+import threading, time
+from pmux_widget.widget import STATIC, StatusWidget
+
+changed = threading.Event()
+StatusWidget._esm.changed.connect(lambda text: changed.set())
+bundle = STATIC / "widget.js"
+deadline = time.monotonic() + 20
+while not changed.is_set() and time.monotonic() < deadline:
+    bundle.write_bytes(bundle.read_bytes())  # a rebuild, as `npm run watch` does
+    changed.wait(0.2)  # (the watcher thread may still be starting: write again)
+print("reloaded" if changed.is_set() else "not reloaded")
+"""
+
+
+@pytest.mark.parametrize("hmr", ["1", None])
+def test_anywidget_hmr_follows_the_built_bundle(hmr):
+    """docs/development.md's loop: with ANYWIDGET_HMR=1 a rebuilt widget.js reaches the widget
+    (anywidget watches `_esm` because it is a path); without it, nothing is watched."""
+    env = {k: v for k, v in os.environ.items() if k != "ANYWIDGET_HMR"}
+    if hmr:
+        env["ANYWIDGET_HMR"] = hmr
+        code = HMR_CHILD
+    else:
+        code = "from pmux_widget.widget import StatusWidget as W; print(W._esm._background_thread)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("reloaded" if hmr else "None")

@@ -1,9 +1,9 @@
 // P10 in numbers: render N sessions, apply one change, refresh the ages — in whatever DOM is
 // global (jsdom under vitest, or the one js/bench/run.mjs sets up for the Python benchmark).
 //
-// It drives the same code as anywidget does (createLink = initialize, WidgetView = render)
+// It drives the same code as anywidget does (a Link = initialize, WidgetView = render)
 // over the fake model, with a controllable clock so that every age changes on the tick.
-import { createLink, unlinkModel, type Model } from "../src/link";
+import { Link, type Model } from "../src/link";
 import { WidgetView } from "../src/render/view";
 import type { Row } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
@@ -64,7 +64,7 @@ function mountFleet(rows: Row[]): { mounted: Mounted; ms: number; cpu: number | 
   const model = fake.proxy(Symbol("bench")) as Model;
   const cpuStart = cpuMs();
   const start = performance.now();
-  const link = createLink(model);
+  const link = new Link(model);
   const view = new WidgetView(model, link, host, { now: () => clock, tickMs: 3_600_000 });
   const ms = performance.now() - start;
   const cpuEnd = cpuMs();
@@ -77,7 +77,7 @@ function mountFleet(rows: Row[]): { mounted: Mounted; ms: number; cpu: number | 
       view,
       dispose() {
         view.destroy();
-        unlinkModel(model, link);
+        link.dispose();
         host.remove();
       },
     },

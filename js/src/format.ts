@@ -1,6 +1,6 @@
 // Pure text formatting: time in state, token counts, the "why" of a state. No DOM here, so every
 // rule is unit-tested directly.
-import type { Row, Tokens } from "./types";
+import { SOURCE_LABELS, SOURCE_PREFIXES, type Row, type Tokens } from "./types";
 
 /** Time in state, one unit, coarse on purpose ("12s", "4m", "2h", "3d"): it is re-rendered
  * every second and a stable width keeps rows from jittering. Negative spans (a kernel clock a
@@ -55,33 +55,21 @@ export function contextText(contextTokens: number): string {
   return contextTokens > 0 ? `ctx ${formatCount(contextTokens)}` : "";
 }
 
-const SOURCE_TEXT: Record<string, string> = {
-  "transcript:interrupt": "interrupted (Esc)",
-  "pid:busy": "PID file says busy",
-  "pid:waiting": "PID file says waiting",
-  "pid:idle": "PID file says idle",
-  "pid:shell": "PID file says shell",
-  "pid:found": "found by its PID file",
-  "process:gone": "process exited",
-  "poll:stale-busy": "busy > 10 min, no process",
-  "poll:unknown-timeout": "unresolved for 10 min",
-  "user:dismiss": "dismissed",
-  restart: "hub restarted, re-checking",
-  retired: "replaced (/clear or resume)",
-  "recovery:process-gone": "process gone at restart",
-  "recovery:transcript": "transcript ended cleanly",
-  "recovery:interrupt": "interrupted before restart",
-};
-
-/** The "why" of the current state, from the row's `source` ("hook:Stop" → "via Stop hook"). */
+/** The "why" of the current state, from the row's `source` ("hook:Stop" → "via Stop hook").
+ * The labels come from the Python contract (core/contract.py `describe_source`, which reads
+ * them the same way; the contract's sample pins the two). */
 export function describeSource(source: string): string {
   if (!source) return "";
-  const known = SOURCE_TEXT[source];
-  if (known) return known;
-  if (source.startsWith("hook:")) return `via ${source.slice(5)} hook`;
-  if (source.startsWith("recovery:")) {
-    const inner = describeSource(source.slice(9));
-    return inner ? `${inner} (at restart)` : "at restart";
+  const known = SOURCE_LABELS[source];
+  if (known !== undefined) return known;
+  for (const [prefix, template] of Object.entries(SOURCE_PREFIXES)) {
+    if (!source.startsWith(prefix)) continue;
+    const rest = source.slice(prefix.length);
+    if (prefix === "recovery:") {
+      const inner = describeSource(rest);
+      return inner ? template.replace("{}", inner) : "at restart";
+    }
+    return template.replace("{}", rest);
   }
   return source;
 }

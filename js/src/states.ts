@@ -1,5 +1,5 @@
 // State vocabulary shared by every renderer: priority order, text labels, attention.
-import type { Counts, State } from "./types";
+import { COUNT_KEYS, type Counts, type State } from "./types";
 
 /** Most urgent first (DESIGN.md): workspace dots and sorting follow this order. */
 export const PRIORITY: readonly State[] = ["needs-input", "review", "busy", "unknown", "idle"];
@@ -27,8 +27,9 @@ export function isAttention(state: State): boolean {
   return state === "needs-input" || state === "review";
 }
 
+/** Every count of the contract at zero. */
 export function emptyCounts(): Counts {
-  return { idle: 0, busy: 0, "needs-input": 0, review: 0, unknown: 0, attention: 0 };
+  return Object.fromEntries(COUNT_KEYS.map((key) => [key, 0])) as unknown as Counts;
 }
 
 /** The highest-priority state among per-state tallies (idle when all are zero). */

@@ -3,7 +3,7 @@
 // anything not newer than what the store holds is ignored (a snapshot read late may already
 // contain a patch, and a patch may arrive after the snapshot that includes it).
 import { emptyCounts, isState } from "./states";
-import type { Counts, PatchMessage, Row, Snapshot, Tokens, TmuxLocation } from "./types";
+import type { Counts, PatchInput, Row, SnapshotInput, Tokens, TmuxLocation } from "./types";
 
 export type StoreEvent =
   /** the whole fleet was replaced (a newer snapshot): views reconcile every row */
@@ -35,7 +35,7 @@ export class SessionStore {
   }
 
   /** Replace the fleet when `snapshot` is newer than the store. Returns whether it applied. */
-  applySnapshot(snapshot: Snapshot | null | undefined): boolean {
+  applySnapshot(snapshot: SnapshotInput | null | undefined): boolean {
     // No seq: not a snapshot yet (ipywidgets' empty default `{}`, before the kernel set the
     // trait). Taking it as seq 0 would make the kernel's real seq-0 snapshot "not newer".
     if (!snapshot || typeof snapshot !== "object" || typeof snapshot.seq !== "number") return false;
@@ -54,7 +54,7 @@ export class SessionStore {
   }
 
   /** Apply a patch newer than the store. Returns whether it applied. */
-  applyPatch(patch: PatchMessage): boolean {
+  applyPatch(patch: PatchInput): boolean {
     if (typeof patch.seq !== "number" || patch.seq <= this.seq) return false;
     this.seq = patch.seq;
     this.syncClock(patch.now);
@@ -89,7 +89,9 @@ export class SessionStore {
   }
 }
 
-/** Counts over the rows that are not ended (the protocol's definition). */
+/** Counts over the rows that are not ended (the protocol's definition), for a kernel that sent
+ * none. The kernel's own come from core.model.count_states; a vitest over the contract's sample
+ * (contract-sample.gen.ts) pins the two to the same numbers. */
 export function countRows(rows: Iterable<Row>): Counts {
   const counts = emptyCounts();
   for (const row of rows) if (!row.ended) counts[row.state] += 1;

@@ -1,22 +1,37 @@
-// The anywidget entry point. initialize() runs once per model and creates its Link (store +
-// kernel messages + notifications); render() runs once per view and only draws from it.
+// The anywidget entry point: a factory, which anywidget calls once per model (and again when
+// the ESM is hot-reloaded). Its closure holds that model's Link (store + kernel messages +
+// notifications): initialize() creates it, render() runs once per view and only draws from it.
 // The CSS import makes esbuild emit static/widget.css next to widget.js; the Python side
 // loads it through `_css`.
 import "./widget.css";
 import type { Initialize, Render } from "@anywidget/types";
-import { createLink, linkModel, unlinkModel, type Model } from "./link";
+import { Link, type Model } from "./link";
 import { WidgetView } from "./render/view";
 import type { WidgetTraits } from "./types";
 
-const initialize: Initialize<WidgetTraits> = ({ model }) => {
-  const link = createLink(model as Model);
-  return () => unlinkModel(model as Model, link);
-};
+export interface Widget {
+  initialize: Initialize<WidgetTraits>;
+  render: Render<WidgetTraits>;
+}
 
-const render: Render<WidgetTraits> = ({ model, el, signal }) => {
-  const view = new WidgetView(model as Model, linkModel(model as Model), el);
-  signal?.addEventListener("abort", () => view.destroy());
-  return () => view.destroy();
-};
+export function createWidget(): Widget {
+  let link: Link | null = null;
+  return {
+    initialize({ model }) {
+      const current = (link = new Link(model as Model));
+      return () => {
+        current.dispose();
+        if (link === current) link = null;
+      };
+    },
+    render({ model, el, signal }) {
+      // anywidget >= 0.9 awaits initialize() before any render().
+      if (!link) throw new Error("[pmux-widget] render() before initialize(): needs anywidget >= 0.9");
+      const view = new WidgetView(model as Model, link, el);
+      signal?.addEventListener("abort", () => view.destroy());
+      return () => view.destroy();
+    },
+  };
+}
 
-export default { initialize, render };
+export default createWidget;

@@ -1,7 +1,17 @@
-// Mount the widget exactly as anywidget does: initialize() once per model with its own proxy,
-// then render() per view with a fresh proxy and element.
-import widget from "../src/widget";
+// Mount the widget exactly as anywidget does: the default export (a factory) is called once per
+// model, then initialize() once with its own proxy, then render() per view with a fresh proxy
+// and element.
+import createWidget, { type Widget } from "../src/widget";
 import { FakeModel } from "../testing/fake-model";
+
+const widgets = new WeakMap<FakeModel, Widget>();
+
+/** The model's widget object: anywidget's runtime calls the factory once per model. */
+export function widgetOf(fake: FakeModel): Widget {
+  let widget = widgets.get(fake);
+  if (!widget) widgets.set(fake, (widget = createWidget()));
+  return widget;
+}
 
 export interface Mounted {
   el: HTMLElement;
@@ -14,7 +24,7 @@ type Cleanup = void | (() => unknown);
 export async function initModel(fake: FakeModel): Promise<() => void> {
   const controller = new AbortController();
   const context = Symbol("init");
-  const cleanup = (await widget.initialize!({
+  const cleanup = (await widgetOf(fake).initialize({
     model: fake.proxy(context),
     signal: controller.signal,
     experimental: { invoke: () => Promise.reject(new Error("unused")) },
@@ -31,7 +41,7 @@ export async function renderView(fake: FakeModel): Promise<Mounted> {
   document.body.appendChild(el);
   const controller = new AbortController();
   const context = Symbol("view");
-  const cleanup = (await widget.render!({
+  const cleanup = (await widgetOf(fake).render({
     model: fake.proxy(context),
     el,
     signal: controller.signal,

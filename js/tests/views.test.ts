@@ -38,12 +38,14 @@ describe("one store per model, shared by its views", () => {
     expect(rowIds(second.el)).toEqual(["a"]);
   });
 
-  it("finds the model's store through the snapshot object when there is no layout", async () => {
-    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1), layout: undefined });
-    await init(fake);
-    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "z" })] });
-    const v = await view(fake);
-    expect(rowIds(v.el).sort()).toEqual(["a", "z"]);
+  it("each model has its own store (the factory runs once per model)", async () => {
+    const one = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1) });
+    const two = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "b" })], 1) });
+    await init(one);
+    await init(two);
+    one.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "z" })] });
+    expect(rowIds((await view(one)).el).sort()).toEqual(["a", "z"]);
+    expect(rowIds((await view(two)).el)).toEqual(["b"]);
   });
 
   it("applies each patch once, whatever the number of views", async () => {
@@ -101,13 +103,6 @@ describe("one store per model, shared by its views", () => {
     expect(rowIds(v.el)).toEqual(["b"]);
     expect(q(v.el, ".pmux-ended summary").textContent).toBe("Ended (1)");
     expect(q(v.el, ".pmux-count--busy").hidden).toBe(true);
-  });
-
-  it("works without initialize (anywidget < 0.9): the first view creates the store", async () => {
-    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a" })], 1) });
-    const v = await view(fake);
-    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "b" })] });
-    expect(rowIds(v.el).sort()).toEqual(["a", "b"]);
   });
 });
 

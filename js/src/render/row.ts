@@ -29,12 +29,10 @@ import {
 } from "../format";
 import { LABEL, rank } from "../states";
 import type { Row } from "../types";
+import { canDismiss, DismissButton, type DismissActions } from "./dismiss";
 
-export interface RowActions {
-  dismiss(sessionId: string): void;
-  /** a dismiss was sent and the kernel has not answered yet (it answers only when idle) */
-  isDismissPending(sessionId: string): boolean;
-}
+/** What a row (and the sheet) can ask of the view. */
+export type RowActions = DismissActions;
 
 /** The key rows are grouped by (tmux session, else project directory). */
 export function workspaceOf(row: Row): string {
@@ -81,7 +79,7 @@ export class RowView {
   private errorEl: HTMLSpanElement | null = null;
   private compactBadge: HTMLSpanElement | null = null;
   private agentsBadge: HTMLSpanElement | null = null;
-  private dismissBtn: HTMLButtonElement | null = null;
+  private dismissBtn: DismissButton | null = null;
   private rowClass = "";
   private linesClass = "";
   private label = "";
@@ -158,16 +156,12 @@ export class RowView {
     setData(this.nameText, row.name);
     this.setStatus(row.ended ? "ended" : LABEL[state], formatAge(row.state_since, now));
 
-    // The dismiss button: review rows only (needs-input cannot be dismissed).
-    const dismissable = state === "review" && !row.ended;
-    if (dismissable && !this.dismissBtn) this.dismissBtn = this.makeDismiss();
-    if (this.dismissBtn) {
-      setHidden(this.dismissBtn, !dismissable);
-      // aria-disabled, not disabled: a disabled button drops keyboard focus to <body>.
-      const pending = dismissable && this.actions.isDismissPending(row.session_id);
-      setAttr(this.dismissBtn, "aria-disabled", pending ? "true" : null);
-      setAttr(this.dismissBtn, "aria-label", `Dismiss ${row.name} (mark as seen)`);
+    // The dismiss button: created when the row first needs it, then kept (hidden or shown).
+    if (canDismiss(row) && !this.dismissBtn) {
+      this.dismissBtn = new DismissButton(row, this.actions);
+      this.el.insertBefore(this.dismissBtn.el, this.lines);
     }
+    this.dismissBtn?.update(row, this.actions);
 
     // The lines. Every line but the last ends with its own newline, so an absent line leaves
     // no gap; the meta line (tokens, context, why) is always last.
@@ -214,19 +208,6 @@ export class RowView {
     badge.appendChild(document.createTextNode(label));
     this.lines.insertBefore(badge, before ?? this.metaText);
     return badge;
-  }
-
-  private makeDismiss(): HTMLButtonElement {
-    const button = el("button", "pmux-dismiss", "✓");
-    button.type = "button";
-    button.title = "Mark as seen (review → idle)";
-    button.addEventListener("click", () => {
-      if (button.getAttribute("aria-disabled") === "true") return;
-      this.actions.dismiss(this.row.session_id);
-      button.setAttribute("aria-disabled", "true");
-    });
-    this.el.insertBefore(button, this.lines);
-    return button;
   }
 }
 

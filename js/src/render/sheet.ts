@@ -7,6 +7,7 @@ import { errorText, formatAge, waitingText } from "../format";
 import { byCode } from "../order";
 import { LABEL, isAttention } from "../states";
 import type { Row } from "../types";
+import { DismissButton } from "./dismiss";
 import type { RowActions } from "./row";
 
 let nextId = 0;
@@ -20,7 +21,7 @@ class SheetItem {
   private readonly age: Text;
   private readonly detail: HTMLDivElement;
   private readonly detailText: Text;
-  private readonly dismiss: HTMLButtonElement;
+  private readonly dismiss: DismissButton;
 
   constructor(row: Row, now: number, actions: RowActions) {
     this.row = row;
@@ -31,14 +32,8 @@ class SheetItem {
     this.name = text(this.el.appendChild(el("span", "pmux-name")));
     this.state = text(this.el.appendChild(el("span", "pmux-state")));
     this.age = text(this.el.appendChild(el("span", "pmux-age")));
-    this.dismiss = this.el.appendChild(el("button", "pmux-dismiss", "✓"));
-    this.dismiss.type = "button";
-    this.dismiss.title = "Mark as seen (review → idle)";
-    this.dismiss.addEventListener("click", () => {
-      if (this.dismiss.getAttribute("aria-disabled") === "true") return;
-      actions.dismiss(this.row.session_id);
-      this.dismiss.setAttribute("aria-disabled", "true");
-    });
+    this.dismiss = new DismissButton(row, actions);
+    this.el.appendChild(this.dismiss.el);
     this.detail = this.el.appendChild(el("div", "pmux-line pmux-sheet-detail"));
     this.detailText = text(this.detail);
     this.update(row, now, actions);
@@ -51,11 +46,8 @@ class SheetItem {
     setData(this.name, row.name);
     setData(this.state, LABEL[row.state]);
     this.tick(now);
+    this.dismiss.update(row, actions);
     const review = row.state === "review";
-    setHidden(this.dismiss, !review);
-    setAttr(this.dismiss, "aria-label", `Dismiss ${row.name} (mark as seen)`);
-    const pending = review && actions.isDismissPending(row.session_id);
-    setAttr(this.dismiss, "aria-disabled", pending ? "true" : null);
     const error = errorText(row);
     const detail = review ? (error ?? row.last_assistant ?? "finished") : waitingText(row);
     setData(this.detailText, detail);

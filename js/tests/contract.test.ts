@@ -1,0 +1,32 @@
+// The browser against the Python contract: the sample (generated from core/contract.py, with
+// the counts of core.model.count_states and the labels of contract.describe_source) must come
+// out the same here, so the two sides cannot count or label a fleet differently.
+import { describe, expect, it } from "vitest";
+import { describeSource } from "../src/format";
+import { emptyCounts, isState } from "../src/states";
+import { countRows, SessionStore } from "../src/store";
+import { COUNT_KEYS, STATES } from "../src/types";
+import { SAMPLE } from "../testing/contract-sample.gen";
+
+describe("the Python contract's sample", () => {
+  it("counts the same as the kernel (count_states over the live rows)", () => {
+    expect(countRows(SAMPLE.rows)).toEqual(SAMPLE.counts);
+    // the store's own tally, when a kernel sends no counts
+    const store = new SessionStore();
+    const sessions = Object.fromEntries(SAMPLE.rows.map((row) => [row.session_id, row]));
+    store.applySnapshot({ seq: 1, sessions });
+    expect(store.counts).toEqual(SAMPLE.counts);
+  });
+
+  it("labels every source the same as the kernel", () => {
+    for (const [source, label] of Object.entries(SAMPLE.sources)) {
+      expect(describeSource(source)).toBe(label);
+    }
+  });
+
+  it("has the contract's states and count keys", () => {
+    expect(Object.keys(emptyCounts())).toEqual([...COUNT_KEYS]);
+    expect(STATES.every(isState)).toBe(true);
+    for (const row of SAMPLE.rows) expect(isState(row.state)).toBe(true);
+  });
+});

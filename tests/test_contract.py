@@ -1,0 +1,178 @@
+"""The kernel ↔ browser contract: one definition (core/contract.py), and everything else agrees.
+
+- the committed TypeScript (js/src/contract.gen.ts, js/testing/contract-sample.gen.ts) is what
+  the contract generates now, so the browser's types cannot drift from Python's;
+- the contract agrees with the model (state names, session JSON keys, count keys);
+- what a real StatusWidget over a real Hub sends validates against the contract's TypedDicts:
+  every key present, no extra key, every value of its declared type.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+
+import anywidget
+import pytest
+
+from pmux_widget.core import contract as c
+from pmux_widget.core import signals as s
+from pmux_widget.core.model import (
+    JSON_FIELDS,
+    Notification,
+    Session,
+    State,
+    TmuxLocation,
+    count_states,
+)
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
+from pmux_widget.widget import StatusWidget
+
+from .helpers import wait_until
+from .test_widget import Recorder, change_one, fill
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def conforms(value: Any, tp: Any, where: str = "$") -> list[str]:
+    """Where ``value`` breaks the type ``tp`` (a contract TypedDict, or what one holds)."""
+    if tp is Any:
+        return []
+    if is_typeddict(tp):
+        if not isinstance(value, dict):
+            return [f"{where}: {type(value).__name__}, not an object"]
+        hints = get_type_hints(tp)
+        problems = [f"{where}: missing {k!r}" for k in hints if k not in value]
+        problems += [f"{where}: extra {k!r}" for k in value if k not in hints]
+        for key, hint in hints.items():
+            if key in value:
+                problems += conforms(value[key], hint, f"{where}.{key}")
+        return problems
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        arms = get_args(tp)
+        tagged = [a for a in arms if is_typeddict(a) and "type" in get_type_hints(a)]
+        if tagged and isinstance(value, dict):  # a message: pick the arm by its "type"
+            for arm in tagged:
+                if value.get("type") in get_args(get_type_hints(arm)["type"]):
+                    return conforms(value, arm, where)
+            return [f"{where}: no message type {value.get('type')!r}"]
+        if any(not conforms(value, arm, where) for arm in arms):
+            return []
+        return [f"{where}: {value!r} is none of {tp}"]
+    if origin is Literal:
+        return [] if value in get_args(tp) else [f"{where}: {value!r} not in {get_args(tp)}"]
+    if origin is list:
+        if not isinstance(value, list):
+            return [f"{where}: not a list"]
+        (item,) = get_args(tp)
+        return [p for i, v in enumerate(value) for p in conforms(v, item, f"{where}[{i}]")]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: not an object"]
+        _, item = get_args(tp)
+        return [p for k, v in value.items() for p in conforms(v, item, f"{where}[{k!r}]")]
+    if tp is type(None):
+        return [] if value is None else [f"{where}: {value!r} is not null"]
+    if tp is int:  # JSON numbers; a bool is not one
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return [] if ok else [f"{where}: {value!r} is not an int"]
+    return [] if isinstance(value, tp) else [f"{where}: {value!r} is not {tp.__name__}"]
+
+
+# --------------------------------------------------------------------------- generated files
+
+
+@pytest.mark.parametrize("path", sorted(c.GENERATED))
+def test_committed_typescript_is_what_the_contract_generates(path):
+    committed = (ROOT / path).read_text(encoding="utf-8")
+    assert committed == c.GENERATED[path](), (
+        f"{path} differs from pmux_widget/core/contract.py: run `npm run contract` and commit"
+    )
+
+
+def test_the_typescript_declares_every_contract_type():
+    text = c.typescript()
+    for name in ("State", "Counts", "Row", "Snapshot", "PatchMessage", "Env", "HubInfo"):
+        assert f"export type {name} " in text or f"export interface {name} " in text, name
+    assert "  pid: number;\n  hub_id: string;" in text  # the hub's pid is a number
+
+
+# --------------------------------------------------------------------------- contract = model
+
+
+def test_state_names_are_the_models():
+    assert get_args(c.StateName) == tuple(state.value for state in State)
+
+
+def test_count_keys_are_what_count_states_returns():
+    assert tuple(get_type_hints(c.Counts)) == c.COUNT_KEYS
+    assert tuple(count_states([])) == c.COUNT_KEYS
+
+
+def test_session_json_is_the_models():
+    assert tuple(get_type_hints(c.SessionJSON)) == JSON_FIELDS
+    session = Session(session_id="x", tmux=TmuxLocation("work", "1", "%3", "title"), ports=(3000,))
+    assert conforms(session.to_json(), c.SessionJSON) == []
+    assert conforms(c.row(session), c.Row) == []
+    note = Notification("x", State.REVIEW, "title", "body", 1)
+    assert conforms(note.to_json(), c.NotificationJSON) == []
+
+
+def test_the_checker_finds_a_drift():
+    """The checks above can fail: a missing, an extra and a mistyped key are all reported."""
+    good = c.row(Session(session_id="x"))
+    drifted: dict[str, Any] = {**good, "pid": "1234-abcd", "extra": 1}
+    del drifted["name"]
+    problems = conforms(drifted, c.Row)
+    assert any("missing 'name'" in p for p in problems)
+    assert any("extra 'extra'" in p for p in problems)
+    assert any("$.pid" in p for p in problems)
+
+
+def test_source_labels():
+    assert c.describe_source("hook:Stop") == "via Stop hook"
+    assert c.describe_source("recovery:pid:busy") == "PID file says busy (at restart)"
+    assert c.describe_source("process:gone") == "process exited"
+    assert c.describe_source("new:thing") == "new:thing"
+
+
+# --------------------------------------------------------------------------- what really travels
+
+
+@pytest.fixture
+def hub(homes):
+    hub = Hub(sources=False).start()
+    yield hub
+    hub.stop()
+
+
+def test_what_the_widget_sends_is_the_contract(hub):
+    fill(hub, 3)
+    hub.call(lambda: hub.apply(s.Stop(at=now_ms(), session_id="s-0001")))
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+
+    own = StatusWidget.class_trait_names(sync=True)
+    traits = set(own) - set(anywidget.AnyWidget.class_trait_names(sync=True))
+    assert traits == set(get_type_hints(c.Traits))
+    state = {name: getattr(widget, name) for name in traits}
+    assert conforms(state, c.Traits) == []
+    assert widget.env["hub"]["pid"] > 0 and widget.env["hub"]["hub_id"] == hub.hub_id
+
+    change_one(hub, "s-0000")  # a patch and a notification
+    wait_until(lambda: any(m["type"] == "notify" for m in recorder.messages), what="notify")
+    widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": "s-0001"}, [])
+    wait_until(lambda: len(recorder.patches()) >= 2, what="the dismiss answer")
+    widget._on_front_end_msg(widget, {"type": "install_hooks"}, [])
+
+    kinds = {m["type"] for m in recorder.messages}
+    assert kinds == {"patch", "notify", "install_result"}
+    for message in recorder.messages:
+        assert conforms(message, c.KernelMessage) == [], message
+    assert conforms(widget.snapshot, c.Snapshot) == []
+    assert conforms(widget.env, c.Env) == []
+    assert widget.env["install_result"] is not None
+    widget.close()
