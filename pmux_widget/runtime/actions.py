@@ -31,7 +31,17 @@ from ..core.signals import Invalid
 from ..system import keys
 from ..system.tmux import PaneInfo
 
-__all__ = ["ACTIONS", "ActionError", "ActionName", "ActionResult", "SessionsView", "act"]
+__all__ = [
+    "ACTIONS",
+    "ActionError",
+    "ActionName",
+    "ActionResult",
+    "Peek",
+    "SessionsView",
+    "act",
+    "dialog_token",
+    "peek",
+]
 
 ActionName = Literal["approve", "deny", "interrupt", "send"]
 ACTIONS: tuple[ActionName, ...] = ("approve", "deny", "interrupt", "send")
@@ -92,11 +102,15 @@ def act(
     *,
     text: str | None = None,
     dialog: str | None = None,
+    token: str | None = None,
     record: Callable[[str, ActionName], None] | None = None,
 ) -> ActionResult:
-    """Check, then type. ``dialog``: the fingerprint of the dialog the caller answers (a
-    widget click names the one it showed); ``record(session_id, action)`` is called once the
-    keys are delivered (the history's ``action:<name>`` source)."""
+    """Check, then type.
+
+    ``dialog``: the fingerprint of the dialog the caller answers (from :func:`peek`);
+    ``token``: the :func:`dialog_token` of the state the caller saw (a widget click names the
+    needs-input entry it showed; a newer one refuses it). ``record(session_id, action)`` is
+    called once the keys are delivered (the history's ``action:<name>`` source)."""
     name = next((known for known in ACTIONS if known == action), None)
     if name is None:
         raise ActionError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
@@ -107,6 +121,8 @@ def act(
         text = _check_text(text)
     if session.state not in _ALLOWED[name]:
         raise ActionError(_wrong_state(name, session))
+    if token is not None and token != dialog_token(session):
+        raise ActionError(f"{session.name} has moved on since it was shown; look again")
     pane = _pane_of(view, session)
     # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
     # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
@@ -124,6 +140,33 @@ def act(
     if record is not None:
         record(session_id, name)
     return result
+
+
+def dialog_token(session: Session) -> str:
+    """What a caller saw of a session's state: its entry time, state and what it asked.
+    A second permission request while already needs-input changes the ask, not the time."""
+    return f"{session.state.value}:{session.state_since}:{session.tool_summary or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    """The last lines of a session's pane (read-only) and the dialog on it, if any."""
+
+    lines: tuple[str, ...]
+    dialog: Dialog | None
+
+
+def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
+    """Read the session's pane: the same proof as for an action (its Claude, in that pane),
+    nothing typed."""
+    session = view.fleet.get(session_id)
+    if session is None:
+        raise ActionError(f"no session {session_id}", unknown=True)
+    text = keys.capture(_pane_of(view, session))
+    rows = text.splitlines()
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return Peek(tuple(rows[-lines:]), parse_screen(text).dialog)
 
 
 # ---------------------------------------------------------------------------- checks
