@@ -1,7 +1,7 @@
 # pmux-widget: the two commands of the README, plus the long-running suites.
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
 #                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo.py)
-#   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
+#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser)
 #   make bench   the performance budgets (benchmarks/)
 #   make stress  the long reliability runs
 
@@ -12,7 +12,7 @@ STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: demo test lint js bench stress clean install
+.PHONY: demo test lint typecheck js bench stress clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,7 +32,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check pmux_widget tests benchmarks
 	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks
 
-test: install js lint
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: install js lint typecheck
 	npm run --silent typecheck
 	npm test --silent
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
