@@ -1,7 +1,7 @@
 # pmux-widget: the two commands of the README, plus the long-running suites.
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
-#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo.py)
-#   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
+#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo/launcher.py)
+#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser)
 #   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
 
@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 DEMO_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: demo test lint js bench stress clean install
+.PHONY: demo test lint typecheck js bench stress clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -30,10 +30,13 @@ js: node_modules/.package-lock.json
 	npm run --silent build
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check pmux_widget tests benchmarks
-	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks
+	$(VENV)/bin/ruff check pmux_widget tests benchmarks devtools
+	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks devtools
 
-test: install js lint
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: install js lint typecheck
 	npm run --silent typecheck
 	npm test --silent
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -236,8 +236,8 @@ def p3(quick: bool) -> list[Row]:
             def listener(changes: list[Any], fleet: dict[str, Any]) -> None:
                 now = time.monotonic_ns()
                 for change in changes:
-                    at = change.after.last_hook_at
-                    if change.before is None or change.before.last_hook_at != at:
+                    at = change.after.tracking.last_hook_at
+                    if change.before is None or change.before.tracking.last_hook_at != at:
                         seen.setdefault((change.session_id, at), now)
 
             hub.call(lambda: hub.add_listener(listener))

@@ -10,7 +10,7 @@ import asyncio
 import atexit
 import os
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Generator
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +191,7 @@ class Wait:
         self.timeout = timeout
         self._done = threading.Event()
         self._session: Session | None = None
-        self._waiters: list[Callable[[], None]] = []
+        self._waiters: list[Callable[[], object]] = []
         self._hub = target
         target.call(self._arm)
 
@@ -235,7 +235,7 @@ class Wait:
         assert self._session is not None
         return self._session
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[Any, None, Session]:
         return self._wait_async().__await__()
 
     async def _wait_async(self) -> Session:

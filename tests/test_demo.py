@@ -163,7 +163,7 @@ def features(session: Session) -> set[str]:
         "subagents": session.subagents > 0,
         "interrupt": session.source == "transcript:interrupt",
         "ended": session.ended,
-        "tmux_pane": bool(session.pane),
+        "tmux_pane": bool(session.tracking.pane),
     }
     return found | {name for name, shown in checks.items() if shown}
 
@@ -230,7 +230,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
             "infra",
             "docs-site",
         }
-        assert {s.pane for s in sessions} == {"%1", "%2", "%3", "%4", None}
+        assert {s.tracking.pane for s in sessions} == {"%1", "%2", "%3", "%4", None}
         assert all(s.ended for s in sessions), "the demo ends its sessions when it stops"
         assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
         assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"

@@ -229,7 +229,7 @@ def test_esc_marker_ends_a_hooked_busy_turn_and_never_fires_twice(homes, hub):
     transcript.marker()  # Esc: no hook fires
     took = wait_state(hub, State.IDLE, timeout=5)
     assert took < 5 and hub.fleet[SID].source == "transcript:interrupt"
-    time_of_marker = hub.fleet[SID].interrupt_at
+    time_of_marker = hub.fleet[SID].tracking.interrupt_at
     post_hook(
         hub.port, hub.token, {**hook, "hook_event_name": "UserPromptSubmit", "prompt": "again"}
     )
@@ -237,7 +237,7 @@ def test_esc_marker_ends_a_hooked_busy_turn_and_never_fires_twice(homes, hub):
     transcript.prompt("again")  # more appends: the old marker is not read again
     transcript.answer("partial", "m2", stop="")
     wait_until(lambda: hub.fleet[SID].last_assistant == "partial", what="metadata")
-    assert state_of(hub) is State.BUSY and hub.fleet[SID].interrupt_at == time_of_marker
+    assert state_of(hub) is State.BUSY and hub.fleet[SID].tracking.interrupt_at == time_of_marker
 
 
 def test_transcript_metadata_reaches_the_session(homes, hub):

@@ -6,10 +6,23 @@ each rule is visible; ``NOW`` is far enough from zero that the boot window has p
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
 from pmux_widget.core import signals as s
-from pmux_widget.core.model import Session, State, Tokens
+from pmux_widget.core.model import (
+    CAUSES,
+    Session,
+    SessionChanges,
+    State,
+    Tokens,
+    Tracking,
+    TrackingChanges,
+    cause_of,
+    source_text,
+)
 from pmux_widget.core.tracker import (
     BOOT_WINDOW_MS,
     COMPACTING_TIMEOUT_MS,
@@ -196,9 +209,11 @@ def test_notification_other_types_change_nothing(kind):
     before = run.session
     run.hook("Notification", notification_type=kind, message="Claude is waiting for your input")
     assert run.state is State.BUSY
-    assert run.session.replace(last_hook_at=0, active_at=0) == before.replace(
-        last_hook_at=0, active_at=0
-    )
+
+    def without_times(x: Session) -> Session:
+        return x.replace(tracking=x.tracking.replace(last_hook_at=0, active_at=0))
+
+    assert without_times(run.session) == without_times(before)
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
@@ -533,7 +548,7 @@ def test_process_gone_check_reset_by_a_live_finding():
 
 def test_poll_busy_over_10_minutes_without_live_process_goes_idle_silently():
     run = busy_run()
-    t = run.session.active_at
+    t = run.session.tracking.active_at
     run(s.PollTick(at=0, alive={}), now=t + STALE_BUSY_MS)
     assert run.state is State.BUSY
     run(s.PollTick(at=0, alive={SID: True}), now=t + STALE_BUSY_MS + 1)
@@ -824,6 +839,71 @@ def test_input_fleet_is_never_mutated():
     frozen = {k: v.to_record() for k, v in snapshot.items()}
     run.hook("Stop")
     assert {k: v.to_record() for k, v in snapshot.items()} == frozen
+
+
+# A record as the previous layout (bookkeeping fields on Session, no ``cause``) persisted it.
+OLD_RECORD = {
+    "session_id": "sid-1", "state": "review", "running": True, "state_since": 1000,
+    "cwd": "/w/proj", "project": "proj", "workspace": "main", "pid": 42,
+    "tmux": {"session": "main", "window": "1", "pane": "%3", "title": "t"},
+    "transcript_path": "/t.jsonl", "model": "m", "current_tool": None, "tool_summary": None,
+    "last_assistant": "done", "last_prompt": None,
+    "tokens": {"input": 1, "output": 2, "cache_read": 3, "cache_creation": 4},
+    "context_tokens": 9, "compacting": False, "subagents": 1, "error": None, "ports": [3000],
+    "source": "pid:idle", "first_seen": 5, "decided_at": 1000, "last_hook_at": 0,
+    "interrupt_at": 7, "tool_at": 8, "prompt_at": 9, "assistant_at": 10, "active_at": 1000,
+    "pid_status": "idle", "waiting_for": "w", "transcript_end": "clean", "transcript_at": 999,
+    "compacting_since": 0, "gone_checks": 1, "ended": False, "error_detail": "d",
+    "subagent_ids": ["a1"], "turn_started_at": 900, "asked_at": 950, "pane": "%3",
+    "process_hooked": False,
+}  # fmt: skip
+
+
+def test_records_of_the_previous_layout_load_and_round_trip():
+    session = Session.from_record(json.loads(json.dumps(OLD_RECORD)))
+    t = session.tracking
+    assert (session.state, session.source, session.ports) == (State.REVIEW, "pid:idle", (3000,))
+    assert (t.cause, t.pid_status, t.transcript_end, t.subagent_ids) == (
+        "pid:idle", "idle", "clean", ("a1",)
+    )  # fmt: skip
+    assert (session.waiting_for, session.error_detail, session.ended) == ("w", "d", False)
+    # the JSON is the contract's, byte for byte; the record adds only the new ``cause``
+    json_keys = list(OLD_RECORD)[: len(session.to_json())]
+    assert json.dumps(session.to_json()) == json.dumps({k: OLD_RECORD[k] for k in json_keys})
+    record = json.loads(json.dumps(session.to_record()))
+    assert record == {**OLD_RECORD, "cause": "pid:idle"}
+    assert Session.from_record(record) == session
+
+
+@pytest.mark.parametrize(
+    ("source", "cause"),
+    [("hook:Stop", "hook"), ("hook:Setup", "hook"), ("retired", "retired"), ("", None),
+     ("recovery:pid:idle", "recovery:pid:idle"), ("something-new", None)],
+)  # fmt: skip
+def test_old_records_get_their_cause_from_their_source(source, cause):
+    assert Session.from_record({"session_id": SID, "source": source}).tracking.cause == cause
+
+
+def test_unknown_vocabulary_in_a_record_reads_as_none():
+    record = {"session_id": SID, "pid_status": "dozing", "transcript_end": 3, "cause": "x"}
+    t = Session.from_record(record).tracking
+    assert (t.pid_status, t.transcript_end, t.cause) == (None, None, None)
+
+
+def test_replace_keywords_match_the_fields():
+    """The TypedDicts that type ``replace``'s keywords list exactly the dataclass fields."""
+    assert list(SessionChanges.__annotations__) == [f.name for f in dataclasses.fields(Session)]
+    assert list(TrackingChanges.__annotations__) == [f.name for f in dataclasses.fields(Tracking)]
+    with pytest.raises(TypeError, match="no field"):
+        Session(SID).replace(**{"decided_at": 1})
+
+
+def test_vocabulary_matches_the_signal_classes_and_the_sources():
+    assert tuple(s._HOOK_CLASSES) == s.HOOK_EVENTS
+    assert all(cls.event == name for name, cls in s._HOOK_CLASSES.items())
+    assert s.OtherHook(at=1, session_id=SID, name="Setup").event_name == "Setup"
+    for cause in CAUSES:
+        assert cause_of(source_text(cause, "Stop")) == cause
 
 
 def test_tracker_module_is_pure():

@@ -109,7 +109,7 @@ def signals(draw) -> s.Signal:
             at=at,
             live=live,
             session_id=sid,
-            ending=draw(st.sampled_from([None, "clean", "interrupt", "open"])),
+            ending=draw(st.sampled_from([None, "clean", "interrupt", "meta", "open"])),
             current_tool=draw(st.sampled_from([None, *TOOLS])),
             api_error=draw(st.sampled_from([None, "API Error: 500"])),
             tokens=Tokens(draw(st.integers(0, 9)), 1, 2, 3),
@@ -128,7 +128,7 @@ def signals(draw) -> s.Signal:
             session_id=sid,
             process_running=draw(st.sampled_from([None, True, False])),
             pid_status=draw(st.sampled_from([None, "busy", "idle", "waiting", "shell"])),
-            transcript_ending=draw(st.sampled_from([None, "clean", "interrupt", "open"])),
+            transcript_ending=draw(st.sampled_from([None, "clean", "interrupt", "meta", "open"])),
         )
     persisted = tuple(
         Session(x, state=draw(st.sampled_from(list(State))), pid=100, running=True) for x in SIDS

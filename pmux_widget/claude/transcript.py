@@ -65,7 +65,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.core.model import Tokens, clip
+from pmux_widget.core.model import Tokens, TranscriptEnding, clip
 from pmux_widget.core.signals import TranscriptUpdate
 from pmux_widget.core.summaries import summarize_tool
 
@@ -182,7 +182,7 @@ class TranscriptFacts:
     tokens: Tokens = field(default_factory=Tokens)
     context_tokens: int = 0
     api_error: str | None = None
-    ending: str | None = None
+    ending: TranscriptEnding | None = None
     last_record_at: int | None = None
     cwd: str | None = None
     compactions: int = 0
@@ -511,7 +511,7 @@ class _Meta:
         self.last_assistant: str | None = None
         self.last_prompt: str | None = None
         self.api_error: str | None = None
-        self.ending: str | None = None
+        self.ending: TranscriptEnding | None = None
         self.at: int | None = None
         self.cwd: str | None = None
 

@@ -10,21 +10,36 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "ATTENTION_STATES",
+    "CAUSES",
+    "PID_STATUSES",
     "PRIORITY",
+    "TRANSCRIPT_ENDINGS",
+    "Cause",
     "Change",
+    "HookEvent",
     "Notification",
+    "PidStatus",
     "Session",
     "State",
     "TmuxLocation",
     "Tokens",
+    "Tracking",
+    "TranscriptEnding",
     "Transition",
+    "as_ending",
+    "as_pid_status",
+    "cause_of",
     "count_states",
     "most_urgent",
     "priority_rank",
+    "source_text",
 ]
 
 SNIPPET_LIMIT = 200
@@ -166,13 +181,176 @@ JSON_FIELDS = (
 )
 
 
+# ---------------------------------------------------------------------------- vocabulary
+# The words signals and the tracker speak, as Literal types: the checker rejects a misspelt
+# status or a comparison that can never hold, and values stay the plain strings of the files
+# and the JSON.
+
+#: A PID file's ``status`` (``shell``: since 2.1.332, a ``!`` shell command runs).
+PidStatus = Literal["busy", "waiting", "idle", "shell"]
+#: How a transcript's last main-thread record ends: ``interrupt`` (an Esc marker), ``clean``
+#: (a finished answer), ``meta`` (a harness record: /clear, /compact…), ``open`` (anything else).
+TranscriptEnding = Literal["interrupt", "clean", "meta", "open"]
+#: The hook events the installer registers, in the contract's order.
+HookEvent = Literal[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "Notification",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "StopFailure",
+    "PreCompact",
+    "PostCompact",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+]
+#: What decided a session's current state. The JSON's ``source`` is the same string, except
+#: for ``hook``, which the JSON spells ``hook:<event name>``.
+Cause = Literal[
+    "hook",
+    "pid:found",
+    "pid:busy",
+    "pid:waiting",
+    "pid:idle",
+    "pid:shell",
+    "transcript:interrupt",
+    "transcript:answer",
+    "process:gone",
+    "poll:stale-busy",
+    "poll:unknown-timeout",
+    "user:dismiss",
+    "restart",
+    "retired",
+    "recovery:process-gone",
+    "recovery:transcript",
+    "recovery:interrupt",
+    "recovery:meta",
+    "recovery:pid:busy",
+    "recovery:pid:waiting",
+    "recovery:pid:idle",
+    "recovery:pid:shell",
+]
+
+PID_STATUSES: frozenset[PidStatus] = frozenset(get_args(PidStatus))
+TRANSCRIPT_ENDINGS: frozenset[TranscriptEnding] = frozenset(get_args(TranscriptEnding))
+CAUSES: frozenset[Cause] = frozenset(get_args(Cause))
+_PID_STATUS: dict[object, PidStatus] = {s: s for s in PID_STATUSES}
+_ENDING: dict[object, TranscriptEnding] = {e: e for e in TRANSCRIPT_ENDINGS}
+_CAUSE: dict[object, Cause] = {c: c for c in CAUSES}
+
+
+def as_pid_status(value: object) -> PidStatus | None:
+    """``value`` if it is a known PID-file status, else None."""
+    return _PID_STATUS.get(value) if isinstance(value, str) else None
+
+
+def as_ending(value: object) -> TranscriptEnding | None:
+    """``value`` if it is a known transcript ending, else None."""
+    return _ENDING.get(value) if isinstance(value, str) else None
+
+
+def source_text(cause: Cause, event: str | None = None) -> str:
+    """The JSON's ``source`` for ``cause`` (``event``: the hook's name, for ``hook``)."""
+    return f"hook:{event}" if cause == "hook" else cause
+
+
+def cause_of(source: object) -> Cause | None:
+    """Inverse of :func:`source_text` (None for an unknown or empty source)."""
+    if isinstance(source, str) and source.startswith("hook:"):
+        return "hook"
+    return _CAUSE.get(source) if isinstance(source, str) else None
+
+
+# ------------------------------------------------------------------------------ sessions
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """The tracker's bookkeeping for one session: never in the JSON, persisted with it.
+
+    Times are ms epoch event times: they let the tracker order signals that overtake each
+    other on different paths, and decide later signals from earlier ones.
+    """
+
+    #: when this hub first saw the session (the 5 s boot window counts from here)
+    first_seen: int = 0
+    #: event time of the newest signal that decided the state; older signals may not undo it
+    decided_at: int = 0
+    #: what decided the state (the JSON's ``source`` as a value the tracker can branch on)
+    cause: Cause | None = None
+    #: event time of the newest hook; 0 means no hook ever arrived (zero-install mode)
+    last_hook_at: int = 0
+    #: event time of the newest interrupt marker already acted upon
+    interrupt_at: int = 0
+    #: event time of the newest current-tool information
+    tool_at: int = 0
+    #: event time of the newest prompt (UserPromptSubmit): older API errors are stale
+    prompt_at: int = 0
+    #: event time of the newest answer text (a Stop hook's last_assistant_message)
+    assistant_at: int = 0
+    #: event time of the newest sign of work (hook, transcript record, PID-file status)
+    active_at: int = 0
+    #: the PID file's last ``status`` and its ``waitingFor``
+    pid_status: PidStatus | None = None
+    waiting_for: str | None = None
+    #: how the transcript's last main-thread record ends
+    transcript_end: TranscriptEnding | None = None
+    #: event time of the transcript's newest record (what ``transcript_end`` describes)
+    transcript_at: int = 0
+    compacting_since: int = 0
+    #: consecutive process checks that found the Claude process dead
+    gone_checks: int = 0
+    #: the session ended (SessionEnd, process gone, or retired by /clear or a resume)
+    ended: bool = False
+    #: StopFailure's details, or the API error text, shown next to ``error``
+    error_detail: str | None = None
+    #: ids of the sub-agents running now (the session's ``subagents`` is their count)
+    subagent_ids: tuple[str, ...] = ()
+    #: when the session last became busy (the start of the current or last turn)
+    turn_started_at: int = 0
+    #: when the session last entered needs-input (the latest dialog opened)
+    asked_at: int = 0
+    #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
+    pane: str | None = None
+    #: an earlier session of the same Claude process sent hooks: this one's will come too
+    process_hooked: bool = False
+
+    @property
+    def hooked(self) -> bool:
+        """True once any hook arrived for this session (or its process): hooks decide."""
+        return self.last_hook_at > 0 or self.process_hooked
+
+    def replace(self, **changes: Unpack[TrackingChanges]) -> Tracking:
+        """A copy with ``changes``; fast for the same reason as :meth:`Session.replace`."""
+        return _fast_replace(self, _TRACKING_FIELDS, changes)
+
+    def to_record(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _TRACKING_FIELDS}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Tracking:
+        """Read :meth:`to_record`'s keys from ``record``; unknown or missing ones are defaulted.
+
+        Records written before the tracker kept ``cause`` get it from their ``source``."""
+        known = {k: v for k, v in record.items() if k in _TRACKING_FIELDS}
+        known["subagent_ids"] = tuple(str(a) for a in known.get("subagent_ids") or ())
+        known["pid_status"] = as_pid_status(known.get("pid_status"))
+        known["transcript_end"] = as_ending(known.get("transcript_end"))
+        known["cause"] = cause_of(known.get("cause") or record.get("source"))
+        return cls(**known)
+
+
 @dataclass(frozen=True)
 class Session:
     """One Claude Code conversation, keyed by its ``session_id``.
 
-    The first block of fields is the contract's session JSON. The second block is the
-    tracker's bookkeeping: times in ms epoch that let it order signals that overtake each other,
-    and facts it needs to decide later signals. They are persisted, never shown in the JSON.
+    The fields are the contract's session JSON, plus ``tracking``: the tracker's bookkeeping,
+    persisted but never shown. A reader needs a few of its facts (``ended``, ``hooked``,
+    ``waiting_for``, ``error_detail``): they are read-only properties here.
     """
 
     session_id: str
@@ -197,53 +375,27 @@ class Session:
     error: str | None = None
     ports: tuple[int, ...] = ()
     source: str = ""
+    tracking: Tracking = field(default_factory=Tracking)
 
-    # -- bookkeeping --------------------------------------------------------------------
-    #: when this hub first saw the session (the 5 s boot window counts from here)
-    first_seen: int = 0
-    #: event time of the newest signal that decided the state; older signals may not undo it
-    decided_at: int = 0
-    #: event time of the newest hook; 0 means no hook ever arrived (zero-install mode)
-    last_hook_at: int = 0
-    #: event time of the newest interrupt marker already acted upon
-    interrupt_at: int = 0
-    #: event time of the newest current-tool information
-    tool_at: int = 0
-    #: event time of the newest prompt (UserPromptSubmit): older API errors are stale
-    prompt_at: int = 0
-    #: event time of the newest answer text (a Stop hook's last_assistant_message)
-    assistant_at: int = 0
-    #: event time of the newest sign of work (hook, transcript record, PID-file status)
-    active_at: int = 0
-    #: the PID file's last ``status`` (busy / waiting / idle / shell) and its ``waitingFor``
-    pid_status: str | None = None
-    waiting_for: str | None = None
-    #: how the transcript's last main-thread record ends: "interrupt", "clean" or "open"
-    transcript_end: str | None = None
-    #: event time of the transcript's newest record (what ``transcript_end`` describes)
-    transcript_at: int = 0
-    compacting_since: int = 0
-    #: consecutive process checks that found the Claude process dead
-    gone_checks: int = 0
-    #: the session ended (SessionEnd, process gone, or retired by /clear or a resume)
-    ended: bool = False
-    #: StopFailure's details, or the API error text, shown next to ``error``
-    error_detail: str | None = None
-    #: ids of the sub-agents running now (``subagents`` is their count)
-    subagent_ids: tuple[str, ...] = ()
-    #: when the session last became busy (the start of the current or last turn)
-    turn_started_at: int = 0
-    #: when the session last entered needs-input (the latest dialog opened)
-    asked_at: int = 0
-    #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
-    pane: str | None = None
-    #: an earlier session of the same Claude process sent hooks: this one's will come too
-    process_hooked: bool = False
+    @property
+    def ended(self) -> bool:
+        """The session is over (SessionEnd, process gone, or retired by /clear or a resume)."""
+        return self.tracking.ended
 
     @property
     def hooked(self) -> bool:
         """True once any hook arrived for this session (or its process): hooks decide."""
-        return self.last_hook_at > 0 or self.process_hooked
+        return self.tracking.hooked
+
+    @property
+    def waiting_for(self) -> str | None:
+        """What the open dialog asks, as the PID file or a Notification hook put it."""
+        return self.tracking.waiting_for
+
+    @property
+    def error_detail(self) -> str | None:
+        """StopFailure's details, or the API error text, shown next to ``error``."""
+        return self.tracking.error_detail
 
     @property
     def needs_attention(self) -> bool:
@@ -258,16 +410,11 @@ class Session:
             return f"{base} ({self.tmux.session}:{self.tmux.window}.{self.tmux.pane})"
         return base
 
-    def replace(self, **changes: Any) -> Session:
+    def replace(self, **changes: Unpack[SessionChanges]) -> Session:
         """A copy with ``changes`` (field names only). The tracker calls this several times per
         signal: a dict merge is ~20x faster than ``dataclasses.replace``, which re-runs
         ``__init__`` over all fields."""
-        unknown = changes.keys() - _FIELD_NAMES
-        if unknown:
-            raise TypeError(f"Session has no field(s) {sorted(unknown)}")
-        new = object.__new__(Session)
-        object.__setattr__(new, "__dict__", {**self.__dict__, **changes})
-        return new
+        return _fast_replace(self, _SESSION_FIELDS, changes)
 
     def dismiss(self) -> None:
         """Mark this finished session as seen: review → idle, through the running hub."""
@@ -303,22 +450,87 @@ class Session:
         }
 
     def to_record(self) -> dict[str, Any]:
-        """Every field, JSON-ready: what the store persists."""
-        record = self.to_json()
-        for name in _BOOKKEEPING:
-            record[name] = getattr(self, name)
-        return record
+        """What the store persists: the JSON and the bookkeeping's fields, in one flat object
+        (the shape earlier versions wrote and read)."""
+        return {**self.to_json(), **self.tracking.to_record()}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Session:
         """Inverse of :meth:`to_record`; unknown keys are ignored, missing ones defaulted."""
-        known = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
+        known = {k: v for k, v in record.items() if k in _JSON_FIELD_SET}
         known["state"] = State(known.get("state", State.IDLE.value))
         known["tokens"] = Tokens.from_json(known.get("tokens"))
         known["tmux"] = TmuxLocation.from_json(known.get("tmux"))
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
-        known["subagent_ids"] = tuple(str(a) for a in known.get("subagent_ids") or ())
-        return cls(**known)
+        return cls(**known, tracking=Tracking.from_record(record))
+
+
+class TrackingChanges(TypedDict, total=False):
+    """The keyword arguments of :meth:`Tracking.replace` (a test keeps it in step)."""
+
+    first_seen: int
+    decided_at: int
+    cause: Cause | None
+    last_hook_at: int
+    interrupt_at: int
+    tool_at: int
+    prompt_at: int
+    assistant_at: int
+    active_at: int
+    pid_status: PidStatus | None
+    waiting_for: str | None
+    transcript_end: TranscriptEnding | None
+    transcript_at: int
+    compacting_since: int
+    gone_checks: int
+    ended: bool
+    error_detail: str | None
+    subagent_ids: tuple[str, ...]
+    turn_started_at: int
+    asked_at: int
+    pane: str | None
+    process_hooked: bool
+
+
+class SessionChanges(TypedDict, total=False):
+    """The keyword arguments of :meth:`Session.replace` (a test keeps it in step)."""
+
+    session_id: str
+    state: State
+    running: bool
+    state_since: int
+    cwd: str | None
+    project: str | None
+    workspace: str | None
+    pid: int | None
+    tmux: TmuxLocation | None
+    transcript_path: str | None
+    model: str | None
+    current_tool: str | None
+    tool_summary: str | None
+    last_assistant: str | None
+    last_prompt: str | None
+    tokens: Tokens
+    context_tokens: int
+    compacting: bool
+    subagents: int
+    error: str | None
+    ports: tuple[int, ...]
+    source: str
+    tracking: Tracking
+
+
+_T = TypeVar("_T", Session, Tracking)
+
+
+def _fast_replace(value: _T, names: frozenset[str], changes: Mapping[str, object]) -> _T:
+    """A copy of a frozen dataclass with ``changes``, by merging ``__dict__``s."""
+    unknown = changes.keys() - names
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field(s) {sorted(unknown)}")
+    new = object.__new__(type(value))
+    object.__setattr__(new, "__dict__", {**value.__dict__, **changes})
+    return new
 
 
 _dismiss_handler: Callable[[str], None] | None = None
@@ -331,10 +543,9 @@ def set_dismiss_handler(handler: Callable[[str], None] | None) -> None:
     _dismiss_handler = handler
 
 
-_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Session))
-_BOOKKEEPING = tuple(
-    f.name for f in dataclasses.fields(Session) if f.name not in frozenset(JSON_FIELDS)
-)
+_SESSION_FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
+_TRACKING_FIELDS = frozenset(f.name for f in dataclasses.fields(Tracking))
+_JSON_FIELD_SET = frozenset(JSON_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

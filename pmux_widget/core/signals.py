@@ -11,11 +11,21 @@ Parsers never raise on bad input: they return :class:`Invalid` with a reason a h
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
-from .model import Session, TmuxLocation, Tokens
+from .model import (
+    PID_STATUSES,
+    HookEvent,
+    PidStatus,
+    Session,
+    TmuxLocation,
+    Tokens,
+    TranscriptEnding,
+    as_pid_status,
+)
 
 __all__ = [
     "HOOK_EVENTS",
@@ -78,7 +88,8 @@ class Signal:
 class HookSignal(Signal):
     """A Claude Code hook. ``pid`` and ``project`` are filled in by the hub when it knows them."""
 
-    event: ClassVar[str] = ""
+    #: the event this class stands for (None: :class:`OtherHook`, named by its ``name``)
+    event: ClassVar[HookEvent | None] = None
     session_id: str
     transcript_path: str | None = None
     cwd: str | None = None
@@ -88,6 +99,11 @@ class HookSignal(Signal):
     project: str | None = None
 
     @property
+    def event_name(self) -> str:
+        """The hook event's name as Claude Code sent it."""
+        return self.event or ""
+
+    @property
     def from_subagent(self) -> bool:
         """Fired inside a sub-agent: it shares the parent's session_id but not its turn."""
         return self.agent_id is not None
@@ -95,60 +111,60 @@ class HookSignal(Signal):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SessionStart(HookSignal):
-    event: ClassVar[str] = "SessionStart"
+    event: ClassVar[HookEvent | None] = "SessionStart"
     source: str = "startup"
     model: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UserPromptSubmit(HookSignal):
-    event: ClassVar[str] = "UserPromptSubmit"
+    event: ClassVar[HookEvent | None] = "UserPromptSubmit"
     prompt: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PreToolUse(HookSignal):
-    event: ClassVar[str] = "PreToolUse"
+    event: ClassVar[HookEvent | None] = "PreToolUse"
     tool_name: str = ""
     tool_input: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PermissionRequest(HookSignal):
-    event: ClassVar[str] = "PermissionRequest"
+    event: ClassVar[HookEvent | None] = "PermissionRequest"
     tool_name: str = ""
     tool_input: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Notification(HookSignal):
-    event: ClassVar[str] = "Notification"
+    event: ClassVar[HookEvent | None] = "Notification"
     notification_type: str | None = None
     message: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PostToolUse(HookSignal):
-    event: ClassVar[str] = "PostToolUse"
+    event: ClassVar[HookEvent | None] = "PostToolUse"
     tool_name: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PostToolUseFailure(PostToolUse):
-    event: ClassVar[str] = "PostToolUseFailure"
+    event: ClassVar[HookEvent | None] = "PostToolUseFailure"
     error: str | None = None
     is_interrupt: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Stop(HookSignal):
-    event: ClassVar[str] = "Stop"
+    event: ClassVar[HookEvent | None] = "Stop"
     last_assistant_message: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StopFailure(HookSignal):
-    event: ClassVar[str] = "StopFailure"
+    event: ClassVar[HookEvent | None] = "StopFailure"
     error: str = "unknown"
     error_details: str | None = None
     last_assistant_message: str | None = None
@@ -156,31 +172,31 @@ class StopFailure(HookSignal):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PreCompact(HookSignal):
-    event: ClassVar[str] = "PreCompact"
+    event: ClassVar[HookEvent | None] = "PreCompact"
     trigger: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PostCompact(HookSignal):
-    event: ClassVar[str] = "PostCompact"
+    event: ClassVar[HookEvent | None] = "PostCompact"
     trigger: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SubagentStart(HookSignal):
-    event: ClassVar[str] = "SubagentStart"
+    event: ClassVar[HookEvent | None] = "SubagentStart"
     agent_type: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SubagentStop(HookSignal):
-    event: ClassVar[str] = "SubagentStop"
+    event: ClassVar[HookEvent | None] = "SubagentStop"
     agent_type: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SessionEnd(HookSignal):
-    event: ClassVar[str] = "SessionEnd"
+    event: ClassVar[HookEvent | None] = "SessionEnd"
     reason: str = "other"
 
 
@@ -213,15 +229,11 @@ _HOOK_CLASSES: dict[str, type[HookSignal]] = {
         SubagentStop,
         SessionEnd,
     )
+    if cls.event is not None
 }
 
 #: The 14 events the installer registers, in the contract's order.
-HOOK_EVENTS: tuple[str, ...] = tuple(_HOOK_CLASSES)
-
-
-def event_name(signal: HookSignal) -> str:
-    """The hook event's name, also for :class:`OtherHook`."""
-    return signal.name if isinstance(signal, OtherHook) else signal.event
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 
 
 # ------------------------------------------------------------------------ hook parsing
@@ -342,11 +354,8 @@ class TranscriptUpdate(Signal):
     tokens: Tokens = field(default_factory=Tokens)
     context_tokens: int = 0
     api_error: str | None = None
-    ending: str | None = None
+    ending: TranscriptEnding | None = None
     cwd: str | None = None
-
-
-PID_STATUSES = frozenset({"busy", "idle", "waiting", "shell"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +371,7 @@ class PidRecord:
     kind: str | None = None
     entrypoint: str | None = None
     name: str | None = None
-    status: str | None = None
+    status: PidStatus | None = None
     waiting_for: str | None = None
     updated_at: int | None = None
     status_updated_at: int | None = None
@@ -388,28 +397,31 @@ def parse_pid_record(data: object) -> PidRecord | Invalid:
     if not isinstance(session_id, str) or not session_id:
         return Invalid("sessionId: missing or not a string")
 
-    def opt(key: str, kind: type) -> Any:
+    def opt_int(key: str) -> int | None:
         value = data.get(key)
-        if kind is int:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            return int(value) if ok else None
-        return value if isinstance(value, kind) and value != "" else None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return int(value) if math.isfinite(value) else None  # json reads Infinity, NaN
 
-    status = opt("status", str)
+    def opt_str(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    status = as_pid_status(data.get("status"))
     return PidRecord(
         pid=pid,
         session_id=session_id,
-        cwd=opt("cwd", str),
-        started_at=opt("startedAt", int),
+        cwd=opt_str("cwd"),
+        started_at=opt_int("startedAt"),
         proc_start=str(data["procStart"]) if data.get("procStart") not in (None, "") else None,
-        version=opt("version", str),
-        kind=opt("kind", str),
-        entrypoint=opt("entrypoint", str),
-        name=opt("name", str),
-        status=status if status in PID_STATUSES else None,
-        waiting_for=opt("waitingFor", str) if status == "waiting" else None,
-        updated_at=opt("updatedAt", int),
-        status_updated_at=opt("statusUpdatedAt", int),
+        version=opt_str("version"),
+        kind=opt_str("kind"),
+        entrypoint=opt_str("entrypoint"),
+        name=opt_str("name"),
+        status=status,
+        waiting_for=opt_str("waitingFor") if status == "waiting" else None,
+        updated_at=opt_int("updatedAt"),
+        status_updated_at=opt_int("statusUpdatedAt"),
     )
 
 
@@ -466,8 +478,8 @@ class Recover(Signal):
 
     session_id: str
     process_running: bool | None = None
-    pid_status: str | None = None
-    transcript_ending: str | None = None
+    pid_status: PidStatus | None = None
+    transcript_ending: TranscriptEnding | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -24,7 +24,7 @@ def _cut(text: str, limit: int = SUMMARY_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _line_count(value: Any) -> int:
+def _line_count(value: object) -> int:
     return len(value.splitlines()) if isinstance(value, str) and value else 0
 
 
@@ -50,9 +50,10 @@ def summarize_tool(name: str, tool_input: Mapping[str, Any] | None) -> str:
             added = _line_count(args.get("new_string"))
             removed = _line_count(args.get("old_string"))
         else:
-            edits = args.get("edits") if isinstance(args.get("edits"), list) else []
-            added = sum(_line_count(e.get("new_string")) for e in edits if isinstance(e, Mapping))
-            removed = sum(_line_count(e.get("old_string")) for e in edits if isinstance(e, Mapping))
+            edits = args.get("edits")
+            parts = [e for e in edits if isinstance(e, Mapping)] if isinstance(edits, list) else []
+            added = sum(_line_count(e.get("new_string")) for e in parts)
+            removed = sum(_line_count(e.get("old_string")) for e in parts)
         return _cut(f"Edit {path} (+{added}, -{removed})")
     if name == "Grep":
         return _cut(f'Grep "{text("pattern")}"')

@@ -5,18 +5,31 @@ passed in, signals carry their own event time), no threads, no globals; the inpu
 its sessions are never modified, so old snapshots stay valid.
 
 Ordering: signals reach the hub by different paths (HTTP, file watchers, polls) and can
-overtake each other. Each session keeps ``decided_at``, the event time of the newest signal
-that decided its state; a signal that happened earlier than that may not change the state.
+overtake each other. Each session's bookkeeping (:class:`~.model.Tracking`) keeps
+``decided_at``, the event time of the newest signal that decided its state; a signal that
+happened earlier than that may not change the state.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from . import signals as sig
-from .model import Change, Notification, Session, State, clip
+from .model import (
+    Cause,
+    Change,
+    Notification,
+    PidStatus,
+    Session,
+    State,
+    Tracking,
+    TranscriptEnding,
+    clip,
+    source_text,
+)
 from .summaries import summarize_tool
 
 __all__ = [
@@ -48,6 +61,15 @@ _NEEDS_INPUT_NOTIFICATIONS = frozenset({"permission_prompt", "worker_permission_
 _SWITCH_SOURCES = frozenset({"startup", "resume", "clear"})
 _KEEP_ID_END_REASONS = frozenset({"clear", "resume"})
 
+#: What a PID-file status decides, and what the same decision is called at a hub's restart.
+_PidCause = Literal["pid:busy", "pid:waiting", "pid:idle", "pid:shell"]
+_RECOVERED: dict[_PidCause, Cause] = {
+    "pid:busy": "recovery:pid:busy",
+    "pid:waiting": "recovery:pid:waiting",
+    "pid:idle": "recovery:pid:idle",
+    "pid:shell": "recovery:pid:shell",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -60,14 +82,27 @@ class Step:
 def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
     """Apply one signal at time ``now`` (ms epoch). ``sessions`` is left untouched."""
     step = _Builder(sessions, now)
-    handler = _HANDLERS.get(type(signal))
-    if handler is None:
-        for cls in type(signal).__mro__:
-            handler = _HANDLERS.get(cls)
-            if handler:
-                break
-    if handler is not None:
-        handler(step, signal)
+    match signal:
+        case sig.HookSignal():
+            _on_hook(step, signal)
+        case sig.TranscriptInterrupt():
+            _on_interrupt(step, signal)
+        case sig.TranscriptUpdate():
+            _on_transcript(step, signal)
+        case sig.PidFile():
+            _on_pid_file(step, signal)
+        case sig.ProcessGone():
+            _on_process_gone(step, signal)
+        case sig.PollTick():
+            _on_poll(step, signal)
+        case sig.Dismiss():
+            _on_dismiss(step, signal)
+        case sig.HubRestart():
+            _on_restart(step, signal)
+        case sig.Recover():
+            _on_recover(step, signal)
+        case sig.Locate():
+            _on_locate(step, signal)
     return step.finish()
 
 
@@ -148,32 +183,51 @@ def _notification(session: Session) -> Notification:
     return Notification(session.session_id, session.state, title, body, session.state_since)
 
 
-def _move(session: Session, state: State, source: str, at: int) -> Session:
-    """Set the state (and when/why) if it differs; ``decided_at`` always advances."""
-    decided = max(session.decided_at, at)
-    if session.state is state:
-        return session.replace(decided_at=decided)
-    moved = session.replace(state=state, state_since=at, source=source, decided_at=decided)
-    if state is State.BUSY:
-        moved = moved.replace(turn_started_at=at)
-    elif state is State.NEEDS_INPUT:
-        moved = moved.replace(asked_at=at)
-    return moved
+def _track(session: Session, tracking: Tracking) -> Session:
+    return session.replace(tracking=tracking)
 
 
-def _answered_since_asked(session: Session) -> bool:
-    """The transcript ends with a finished answer written after the last dialog opened: the
-    dialog was approved and the turn ran to its end (a denial or Esc ends with a marker)."""
-    return (
-        session.transcript_end == "clean"
-        and 0 < session.asked_at < session.transcript_at
-        and session.interrupt_at < session.asked_at
+def _because(session: Session, cause: Cause, event: str | None) -> Session:
+    """Record why the session is in its state: the typed cause and the JSON's text."""
+    return session.replace(
+        source=source_text(cause, event), tracking=session.tracking.replace(cause=cause)
     )
 
 
-def _turn_ended_quietly(session: Session) -> bool:
+def _move(
+    session: Session, state: State, cause: Cause, at: int, event: str | None = None
+) -> Session:
+    """Set the state (and when/why) if it differs; ``decided_at`` always advances.
+
+    ``event``: the hook's name, when ``cause`` is a hook."""
+    t = session.tracking
+    decided = max(t.decided_at, at)
+    if session.state is state:
+        return _track(session, t.replace(decided_at=decided))
+    if state is State.BUSY:
+        t = t.replace(decided_at=decided, cause=cause, turn_started_at=at)
+    elif state is State.NEEDS_INPUT:
+        t = t.replace(decided_at=decided, cause=cause, asked_at=at)
+    else:
+        t = t.replace(decided_at=decided, cause=cause)
+    return session.replace(
+        state=state, state_since=at, source=source_text(cause, event), tracking=t
+    )
+
+
+def _answered_since_asked(t: Tracking) -> bool:
+    """The transcript ends with a finished answer written after the last dialog opened: the
+    dialog was approved and the turn ran to its end (a denial or Esc ends with a marker)."""
+    return (
+        t.transcript_end == "clean"
+        and 0 < t.asked_at < t.transcript_at
+        and t.interrupt_at < t.asked_at
+    )
+
+
+def _turn_ended_quietly(ending: TranscriptEnding | None) -> bool:
     """The transcript says the last busy period was no answer: Esc, /clear, /compact…"""
-    return session.transcript_end in ("interrupt", "meta")
+    return ending in ("interrupt", "meta")
 
 
 def _project_of(cwd: str | None) -> str | None:
@@ -188,30 +242,28 @@ def _retire_others(step: _Builder, keep: str, pid: int | None, pane: str | None,
         if other.session_id == keep or other.ended:
             continue
         same_pid = pid is not None and other.pid == pid
-        other_pane = other.tmux.pane if other.tmux is not None else other.pane
+        other_pane = other.tmux.pane if other.tmux is not None else other.tracking.pane
         same_pane = pane is not None and other_pane == pane
         if same_pid or same_pane:
             step.put(_end(other, "retired", at))
 
 
-def _end(session: Session, source: str, at: int) -> Session:
+def _end(session: Session, cause: Cause, at: int, event: str | None = None) -> Session:
     """The session's process is over: not running, ended; work states fall back to idle."""
     ended = session.replace(
         running=False,
-        ended=True,
-        gone_checks=0,
         subagents=0,
-        subagent_ids=(),
         compacting=False,
         current_tool=None,
         tool_summary=None,
-        pid_status=None,
-        waiting_for=None,
+        tracking=session.tracking.replace(
+            ended=True, gone_checks=0, subagent_ids=(), pid_status=None, waiting_for=None
+        ),
     )
-    if source == "retired" or session.state in _WORK_STATES:
-        ended = _move(ended, State.IDLE, source, at)
+    if cause == "retired" or session.state in _WORK_STATES:
+        ended = _move(ended, State.IDLE, cause, at, event)
     if ended.state is State.IDLE:
-        ended = ended.replace(source=source)  # why it is idle now: it ended
+        ended = _because(ended, cause, event)  # why it is idle now: it ended
     return ended
 
 
@@ -226,16 +278,19 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
             session_id=signal.session_id,
             state=State.IDLE,
             state_since=at,
-            first_seen=step.now,
-            source=f"hook:{sig.event_name(signal)}",
+            source=source_text("hook", signal.event_name),
+            tracking=Tracking(first_seen=step.now, cause="hook"),
         )
-    stale = at < session.decided_at
-    s = session.replace(
-        last_hook_at=max(session.last_hook_at, at),
-        active_at=max(session.active_at, at),
-    )
+    t = session.tracking
+    stale = at < t.decided_at
+    t = t.replace(last_hook_at=max(t.last_hook_at, at), active_at=max(t.active_at, at))
+    s = session
     if not stale and not isinstance(signal, sig.SessionEnd):
-        s = s.replace(running=True, ended=False, gone_checks=0)  # a hook is proof of life
+        s = s.replace(running=True)  # a hook is proof of life
+        t = t.replace(ended=False, gone_checks=0)
+    if signal.pane:
+        t = t.replace(pane=signal.pane)
+    s = _track(s, t)
     if signal.cwd:
         s = s.replace(cwd=signal.cwd)
     if signal.transcript_path:
@@ -245,8 +300,6 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         s = s.replace(project=project, workspace=s.workspace or project)
     if signal.pid is not None:
         s = s.replace(pid=signal.pid)
-    if signal.pane:
-        s = s.replace(pane=signal.pane)
 
     # A hook that happened before what we already know may only move order-free counters.
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
@@ -257,18 +310,19 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
     # Counted by agent id: compaction fires a SubagentStop that no SubagentStart matched.
     agent = signal.agent_id
-    if isinstance(signal, sig.SubagentStart) and agent and agent not in s.subagent_ids:
-        ids = (*s.subagent_ids, agent)
-        return s.replace(subagent_ids=ids, subagents=len(ids))
-    if isinstance(signal, sig.SubagentStop) and agent in s.subagent_ids:
-        ids = tuple(a for a in s.subagent_ids if a != agent)
-        return s.replace(subagent_ids=ids, subagents=len(ids))
-    return s
+    running = s.tracking.subagent_ids
+    if isinstance(signal, sig.SubagentStart) and agent and agent not in running:
+        ids = (*running, agent)
+    elif isinstance(signal, sig.SubagentStop) and agent in running:
+        ids = tuple(a for a in running if a != agent)
+    else:
+        return s
+    return s.replace(subagents=len(ids), tracking=s.tracking.replace(subagent_ids=ids))
 
 
 def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     at = signal.at
-    source = f"hook:{sig.event_name(signal)}"
+    event = signal.event_name
     sub = signal.from_subagent
 
     if isinstance(signal, sig.SessionStart):
@@ -282,58 +336,58 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         s = s.replace(
             compacting=False,
             subagents=0,
-            subagent_ids=(),
             current_tool=None,
             tool_summary=None,
             error=None,
+            tracking=s.tracking.replace(subagent_ids=()),
         )
-        return _move(s, State.IDLE, source, at)
+        return _move(s, State.IDLE, "hook", at, event)
 
     if isinstance(signal, sig.UserPromptSubmit):
         s = s.replace(
             last_prompt=clip(signal.prompt) or s.last_prompt,
             error=None,
-            error_detail=None,
             current_tool=None,
             tool_summary=None,
-            tool_at=at,
-            prompt_at=at,
+            tracking=s.tracking.replace(error_detail=None, tool_at=at, prompt_at=at),
         )
-        return _move(s, State.BUSY, source, at)
+        return _move(s, State.BUSY, "hook", at, event)
 
     if isinstance(signal, sig.PreToolUse):
         if not sub:
             s = s.replace(
                 current_tool=signal.tool_name or None,
                 tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
-                tool_at=at,
+                tracking=s.tracking.replace(tool_at=at),
             )
         if s.state in (State.IDLE, State.UNKNOWN):
-            return _move(s, State.BUSY, source, at)
+            return _move(s, State.BUSY, "hook", at, event)
         return s
 
     if isinstance(signal, sig.PermissionRequest):
         s = s.replace(
             current_tool=signal.tool_name or None,
             tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
-            tool_at=at,
+            tracking=s.tracking.replace(tool_at=at),
         )
-        return _move(s, State.NEEDS_INPUT, source, at)
+        return _move(s, State.NEEDS_INPUT, "hook", at, event)
 
     if isinstance(signal, sig.Notification):
         if signal.notification_type is None or signal.notification_type in (
             _NEEDS_INPUT_NOTIFICATIONS
         ):
             if s.state is not State.NEEDS_INPUT and signal.message:
-                s = s.replace(waiting_for=clip(signal.message))
-            return _move(s, State.NEEDS_INPUT, source, at)
+                s = _track(s, s.tracking.replace(waiting_for=clip(signal.message)))
+            return _move(s, State.NEEDS_INPUT, "hook", at, event)
         return s
 
     if isinstance(signal, sig.PostToolUse):  # also PostToolUseFailure
         if not sub:
-            s = s.replace(current_tool=None, tool_summary=None, tool_at=at)
+            s = s.replace(
+                current_tool=None, tool_summary=None, tracking=s.tracking.replace(tool_at=at)
+            )
         if s.state is State.NEEDS_INPUT:
-            return _move(s, State.BUSY, source, at)
+            return _move(s, State.BUSY, "hook", at, event)
         return s
 
     if isinstance(signal, sig.StopFailure):
@@ -341,36 +395,34 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             return s
         s = s.replace(
             error=signal.error or "unknown",
-            # the "answer" of a failed turn is the error text: shown as the error, not a reply
-            error_detail=clip(signal.error_details or signal.last_assistant_message),
             current_tool=None,
             tool_summary=None,
-            tool_at=at,
             subagents=0,
-            subagent_ids=(),
+            tracking=s.tracking.replace(
+                # the "answer" of a failed turn is the error text: shown as the error
+                error_detail=clip(signal.error_details or signal.last_assistant_message),
+                tool_at=at,
+                subagent_ids=(),
+            ),
         )
-        return _move(s, State.REVIEW, source, at)
+        return _move(s, State.REVIEW, "hook", at, event)
 
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
             return s
+        t = s.tracking.replace(tool_at=at, subagent_ids=())
         answer = clip(signal.last_assistant_message)
         if answer:
-            s = s.replace(last_assistant=answer, assistant_at=at)
-        s = s.replace(
-            current_tool=None,
-            tool_summary=None,
-            tool_at=at,
-            subagents=0,
-            subagent_ids=(),
-        )
-        return _move(s, State.REVIEW, source, at)
+            s = s.replace(last_assistant=answer)
+            t = t.replace(assistant_at=at)
+        s = s.replace(current_tool=None, tool_summary=None, subagents=0, tracking=t)
+        return _move(s, State.REVIEW, "hook", at, event)
 
     if isinstance(signal, sig.PreCompact):
-        return s.replace(compacting=True, compacting_since=at)
+        return s.replace(compacting=True, tracking=s.tracking.replace(compacting_since=at))
 
     if isinstance(signal, sig.PostCompact):
-        return s.replace(compacting=False, compacting_since=0)
+        return s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0))
 
     if isinstance(signal, sig.SubagentStart | sig.SubagentStop):
         return _apply_counters(s, signal)
@@ -378,8 +430,8 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.SessionEnd):
         if signal.reason in _KEEP_ID_END_REASONS:  # the id is about to change: nothing moves
             return s
-        s = _end(s, source, at)
-        return _move(s, State.IDLE, source, at)
+        s = _end(s, "hook", at, event)
+        return _move(s, State.IDLE, "hook", at, event)
 
     return s  # OtherHook: proof of life only
 
@@ -389,21 +441,23 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
 
 def _on_interrupt(step: _Builder, signal: sig.TranscriptInterrupt) -> None:
     s = step.get(signal.session_id)
-    if s is None or signal.at <= s.interrupt_at:
+    if s is None or signal.at <= s.tracking.interrupt_at:
         return  # unknown session, or this marker (or a newer one) was already acted upon
-    s = s.replace(interrupt_at=signal.at, transcript_end="interrupt")
-    newer_than_hooks = signal.at >= s.last_hook_at and signal.at >= s.decided_at
+    t = s.tracking.replace(interrupt_at=signal.at, transcript_end="interrupt")
+    newer_than_hooks = signal.at >= t.last_hook_at and signal.at >= t.decided_at
     # The PID file turns idle 85-185 ms before the marker is flushed (measured): a review
     # that only the PID file decided, for the turn this marker ends, was really an Esc.
     late_marker = (
         s.state is State.REVIEW
-        and s.source == "pid:idle"
-        and not s.hooked
-        and signal.at >= s.turn_started_at
+        and t.cause == "pid:idle"
+        and not t.hooked
+        and signal.at >= t.turn_started_at
     )
     if (newer_than_hooks and s.state in _WORK_STATES) or late_marker:
-        s = s.replace(current_tool=None, tool_summary=None, tool_at=signal.at)
+        s = s.replace(current_tool=None, tool_summary=None, tracking=t.replace(tool_at=signal.at))
         s = _move(s, State.IDLE, "transcript:interrupt", max(signal.at, s.state_since))
+    else:
+        s = _track(s, t)
     step.put(s)
 
 
@@ -411,34 +465,34 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
     s = step.get(signal.session_id)
     if s is None:
         return
+    t = s.tracking
     # The Stop hook's answer and UserPromptSubmit's prompt often come before their records
     # are flushed (measured: up to 185 ms): an update from an older moment keeps them.
-    if signal.at >= s.assistant_at and clip(signal.last_assistant):
+    if signal.at >= t.assistant_at and clip(signal.last_assistant):
         s = s.replace(last_assistant=clip(signal.last_assistant))
-    if signal.at >= s.prompt_at and clip(signal.last_prompt):
+    if signal.at >= t.prompt_at and clip(signal.last_prompt):
         s = s.replace(last_prompt=clip(signal.last_prompt))
+    t = t.replace(transcript_end=signal.ending, transcript_at=max(t.transcript_at, signal.at))
     s = s.replace(
         model=signal.model or s.model,
         tokens=signal.tokens,
         context_tokens=signal.context_tokens,
-        transcript_end=signal.ending,
-        transcript_at=max(s.transcript_at, signal.at),
         transcript_path=s.transcript_path or signal.transcript_path,
         cwd=s.cwd or signal.cwd,
     )
     if not s.project and signal.cwd:
         s = s.replace(project=_project_of(signal.cwd), workspace=s.workspace or s.project)
-    if signal.at >= s.tool_at:
-        s = s.replace(
-            current_tool=signal.current_tool, tool_summary=signal.tool_summary, tool_at=signal.at
-        )
+    if signal.at >= t.tool_at:
+        s = s.replace(current_tool=signal.current_tool, tool_summary=signal.tool_summary)
+        t = t.replace(tool_at=signal.at)
+    s = _track(s, t)
     # Without hooks, a finished answer the PID file never reported (the CLI sometimes writes
     # no status at all for a fast turn): review, if written after we first saw the session.
     answered = (
         signal.ending == "clean"
-        and not s.hooked
-        and signal.at > s.decided_at
-        and signal.at > s.first_seen
+        and not t.hooked
+        and signal.at > t.decided_at
+        and signal.at > t.first_seen
         # busy: the PID file reports the end itself (and a queued prompt may go on at once)
         and s.state in (State.IDLE, State.UNKNOWN)
     )
@@ -446,20 +500,23 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
     # its busy moment was too short for the watcher (seen: 165 ms) and the answer came after
     # the idle, the answer says it was approved and the turn ran to its end.
     approved_unseen = (
-        not s.hooked
+        not t.hooked
         and s.state is State.IDLE
-        and s.source == "pid:idle"
-        and s.state_since >= s.asked_at
-        and _answered_since_asked(s)
+        and t.cause == "pid:idle"
+        and s.state_since >= t.asked_at
+        and _answered_since_asked(t)
     )
     if answered or approved_unseen:
         s = _move(s, State.REVIEW, "transcript:answer", max(signal.at, s.state_since))
-    if signal.api_error and signal.at >= s.prompt_at:
-        detail = s.error_detail or clip(signal.api_error)
-        s = s.replace(error=s.error or "api_error", error_detail=detail)
+    t = s.tracking
+    if signal.api_error and signal.at >= t.prompt_at:
+        detail = t.error_detail or clip(signal.api_error)
+        s = s.replace(error=s.error or "api_error")
+        t = t.replace(error_detail=detail)
     elif not signal.api_error and s.error == "api_error":
-        s = s.replace(error=None, error_detail=None)  # a later answer: the error is over
-    s = s.replace(active_at=max(s.active_at, signal.at))
+        s = s.replace(error=None)  # a later answer: the error is over
+        t = t.replace(error_detail=None)
+    s = _track(s, t.replace(active_at=max(t.active_at, signal.at)))
     step.put(s)
     step.notify(s, signal.live)
 
@@ -467,21 +524,23 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
 # ------------------------------------------------------------------------- PID files
 
 
-def _pid_target(s: Session, status: str | None) -> tuple[State, str] | None:
+def _pid_target(
+    state: State, t: Tracking, status: PidStatus | None
+) -> tuple[State, _PidCause] | None:
     """The state a PID-file status implies for a session without hooks (None: no change)."""
-    if status == "busy":
-        return State.BUSY, "pid:busy"
-    if status == "waiting":
-        return State.NEEDS_INPUT, "pid:waiting"
-    if status == "shell":
-        return State.IDLE, "pid:shell"
-    if status == "idle":
-        if s.state is State.NEEDS_INPUT:
-            if _answered_since_asked(s):
+    match status:
+        case "busy":
+            return State.BUSY, "pid:busy"
+        case "waiting":
+            return State.NEEDS_INPUT, "pid:waiting"
+        case "shell":
+            return State.IDLE, "pid:shell"
+        case "idle" if state is State.NEEDS_INPUT:
+            if _answered_since_asked(t):
                 return State.REVIEW, "pid:idle"  # approved; its short busy went unseen
             return State.IDLE, "pid:idle"  # the dialog was dismissed (Esc, "No")
-        if s.state in (State.BUSY, State.UNKNOWN):
-            if _turn_ended_quietly(s):
+        case "idle" if state in (State.BUSY, State.UNKNOWN):
+            if _turn_ended_quietly(t.transcript_end):
                 return State.IDLE, "pid:idle"
             return State.REVIEW, "pid:idle"
     return None
@@ -497,65 +556,70 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
             session_id=rec.session_id,
             state=State.IDLE,
             state_since=rec.started_at or at,
-            first_seen=step.now,
-            source="pid:found",
+            source=source_text("pid:found"),
             cwd=rec.cwd,
             project=project,
             workspace=project,
+            tracking=Tracking(first_seen=step.now, cause="pid:found"),
         )
+    t = s.tracking
     # /clear or a resume: the PID file names the new id before its SessionStart hook comes.
     # A process whose earlier session sent hooks will send them for this one too.
     inherits_hooks = any(
         o.pid == rec.pid and o.session_id != rec.session_id and o.hooked for o in step.all()
     )
-    if inherits_hooks and not s.hooked:
-        s = s.replace(process_hooked=True)
+    if inherits_hooks and not t.hooked:
+        t = t.replace(process_hooked=True)
     _retire_others(step, rec.session_id, rec.pid, None, at)
     s = s.replace(
         pid=rec.pid,
         running=True,
-        ended=False,
-        gone_checks=0,
         cwd=s.cwd or rec.cwd,
         project=s.project or project,
         workspace=s.workspace or project,
+        tracking=t.replace(ended=False, gone_checks=0, active_at=max(t.active_at, at)),
     )
-    s = s.replace(active_at=max(s.active_at, at))
-    if at >= s.decided_at and rec.status is not None:
-        target = None
-        if not s.hooked:
-            target = _pid_target(s, rec.status)
+    t = s.tracking
+    if at >= t.decided_at and rec.status is not None:
+        target: tuple[State, _PidCause] | None = None
+        if not t.hooked:
+            target = _pid_target(s.state, t, rec.status)
         elif rec.status == "waiting":
             target = State.NEEDS_INPUT, "pid:waiting"  # any dialog, hooked or not
         elif s.state is State.NEEDS_INPUT:  # left waiting: answered (busy) or dismissed
             target = (State.BUSY, "pid:busy") if rec.status == "busy" else (State.IDLE, "pid:idle")
         if target is not None:
-            state, source = target
+            state, cause = target
             if state is State.NEEDS_INPUT and s.state is not State.NEEDS_INPUT:
-                s = s.replace(waiting_for=rec.waiting_for)
+                s = _track(s, t.replace(waiting_for=rec.waiting_for))
             if state is not State.NEEDS_INPUT and s.state is State.NEEDS_INPUT:
-                s = s.replace(waiting_for=None)
+                s = _track(s, t.replace(waiting_for=None))
                 if state is State.IDLE:  # dismissed: the tool it asked for will not run
-                    s = s.replace(current_tool=None, tool_summary=None, tool_at=at)
-            s = _move(s, state, source, at)
-    if at >= s.decided_at or s.pid_status is None:
-        s = s.replace(pid_status=rec.status)
+                    s = s.replace(
+                        current_tool=None,
+                        tool_summary=None,
+                        tracking=s.tracking.replace(tool_at=at),
+                    )
+            s = _move(s, state, cause, at)
+    t = s.tracking
+    if at >= t.decided_at or t.pid_status is None:
+        s = _track(s, t.replace(pid_status=rec.status))
     step.put(s)
     step.notify(s, signal.live)
 
 
-def _strike(step: _Builder, s: Session, source: str, at: int) -> None:
+def _strike(step: _Builder, s: Session, cause: Cause, at: int) -> None:
     """One check found the process dead; the second consecutive one ends the session."""
-    if s.pid is None or s.ended:
+    t = s.tracking
+    if s.pid is None or t.ended:
         return  # never identified: only the 10-minute rule may idle it
-    started = s.first_seen
-    if step.now - started < BOOT_WINDOW_MS:
+    if step.now - t.first_seen < BOOT_WINDOW_MS:
         return
-    checks = s.gone_checks + 1
+    checks = t.gone_checks + 1
     if checks < GONE_CONFIRMATIONS:
-        step.put(s.replace(gone_checks=checks))
+        step.put(_track(s, t.replace(gone_checks=checks)))
         return
-    step.put(_end(s, source, at))
+    step.put(_end(s, cause, at))
 
 
 def _on_process_gone(step: _Builder, signal: sig.ProcessGone) -> None:
@@ -571,17 +635,17 @@ def _on_poll(step: _Builder, signal: sig.PollTick) -> None:
         alive = signal.alive.get(s.session_id)
         if alive is False:
             _strike(step, s, "process:gone", now)
-        elif alive is True and s.gone_checks:
-            step.put(s.replace(gone_checks=0))
+        elif alive is True and s.tracking.gone_checks:
+            step.put(_track(s, s.tracking.replace(gone_checks=0)))
         s = step.get(s.session_id) or s
-        quiet_for = now - max(s.state_since, s.active_at)
+        quiet_for = now - max(s.state_since, s.tracking.active_at)
         if s.state is State.BUSY and alive is not True and quiet_for > STALE_BUSY_MS:
             step.put(_move(s, State.IDLE, "poll:stale-busy", now))
         elif s.state is State.UNKNOWN and now - s.state_since > UNKNOWN_TIMEOUT_MS:
             step.put(_move(s, State.IDLE, "poll:unknown-timeout", now))
         s = step.get(s.session_id) or s
-        if s.compacting and now - s.compacting_since > COMPACTING_TIMEOUT_MS:
-            step.put(s.replace(compacting=False, compacting_since=0))
+        if s.compacting and now - s.tracking.compacting_since > COMPACTING_TIMEOUT_MS:
+            step.put(s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0)))
 
 
 # ------------------------------------------------------------------- user and restart
@@ -590,14 +654,14 @@ def _on_poll(step: _Builder, signal: sig.PollTick) -> None:
 def _on_dismiss(step: _Builder, signal: sig.Dismiss) -> None:
     s = step.get(signal.session_id)
     if s is not None and s.state is State.REVIEW:
-        step.put(_move(s, State.IDLE, "user:dismiss", max(signal.at, s.decided_at)))
+        step.put(_move(s, State.IDLE, "user:dismiss", max(signal.at, s.tracking.decided_at)))
 
 
 def _on_restart(step: _Builder, signal: sig.HubRestart) -> None:
     for s in signal.sessions:
         if s.state is State.BUSY:
-            s = s.replace(state=State.UNKNOWN, state_since=signal.at, source="restart")
-        step.put(s.replace(gone_checks=0, first_seen=step.now))
+            s = _because(s.replace(state=State.UNKNOWN, state_since=signal.at), "restart", None)
+        step.put(_track(s, s.tracking.replace(gone_checks=0, first_seen=step.now)))
 
 
 def _on_recover(step: _Builder, signal: sig.Recover) -> None:
@@ -608,16 +672,20 @@ def _on_recover(step: _Builder, signal: sig.Recover) -> None:
         step.put(_end(s, "recovery:process-gone", signal.at))
         return
     if signal.pid_status is not None:
-        s = s.replace(pid_status=signal.pid_status)
-        target = _pid_target(s.replace(transcript_end=signal.transcript_ending), signal.pid_status)
+        s = _track(s, s.tracking.replace(pid_status=signal.pid_status))
+        told = s.tracking.replace(transcript_end=signal.transcript_ending)
+        target = _pid_target(s.state, told, signal.pid_status)
         if target is not None:
-            step.put(_move(s, target[0], "recovery:" + target[1], signal.at))
+            step.put(_move(s, target[0], _RECOVERED[target[1]], signal.at))
             return
-    if signal.transcript_ending == "clean":
-        step.put(_move(s, State.REVIEW, "recovery:transcript", signal.at))
-    elif signal.transcript_ending in ("interrupt", "meta"):
+    match signal.transcript_ending:
+        case "clean":
+            step.put(_move(s, State.REVIEW, "recovery:transcript", signal.at))
         # An Esc marker, or a harness record (/clear, /compact): nothing is in flight.
-        step.put(_move(s, State.IDLE, "recovery:" + signal.transcript_ending, signal.at))
+        case "interrupt":
+            step.put(_move(s, State.IDLE, "recovery:interrupt", signal.at))
+        case "meta":
+            step.put(_move(s, State.IDLE, "recovery:meta", signal.at))
 
 
 def _on_locate(step: _Builder, signal: sig.Locate) -> None:
@@ -631,17 +699,3 @@ def _on_locate(step: _Builder, signal: sig.Locate) -> None:
     if signal.pid is not None and s.pid is None:
         s = s.replace(pid=signal.pid)
     step.put(s)
-
-
-_HANDLERS: dict[type, Callable[[_Builder, object], None]] = {
-    sig.HookSignal: _on_hook,  # type: ignore[dict-item]
-    sig.TranscriptInterrupt: _on_interrupt,  # type: ignore[dict-item]
-    sig.TranscriptUpdate: _on_transcript,  # type: ignore[dict-item]
-    sig.PidFile: _on_pid_file,  # type: ignore[dict-item]
-    sig.ProcessGone: _on_process_gone,  # type: ignore[dict-item]
-    sig.PollTick: _on_poll,  # type: ignore[dict-item]
-    sig.Dismiss: _on_dismiss,  # type: ignore[dict-item]
-    sig.HubRestart: _on_restart,  # type: ignore[dict-item]
-    sig.Recover: _on_recover,  # type: ignore[dict-item]
-    sig.Locate: _on_locate,  # type: ignore[dict-item]
-}

@@ -26,7 +26,7 @@ from pmux_widget.claude.home import (
     transcript_path_for,
 )
 from pmux_widget.claude.transcript import TailResult, TranscriptTailer
-from pmux_widget.core.model import Session, State
+from pmux_widget.core.model import Session, State, TranscriptEnding
 from pmux_widget.core.signals import (
     Invalid,
     Locate,
@@ -545,7 +545,7 @@ class Sources:
 
 
 def recovery_signal(
-    session: Session, record: PidRecord | None, alive: bool, ending: str | None
+    session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
 ) -> Recover:
     """The facts that re-verify an ``unknown`` session: its process, PID file, transcript."""
     running: bool | None

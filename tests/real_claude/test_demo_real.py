@@ -82,7 +82,7 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
         sessions = hub.call(lambda: list(hub.fleet.values()))
         projects = {s.project for s in sessions}
         assert projects >= {"acme-api", "web-frontend", "data-pipeline", "infra"}, projects
-        assert all(s.pane for s in sessions if s.project in projects)
+        assert all(s.tracking.pane for s in sessions if s.project in projects)
         # /exit in every pane: SessionEnd reached the hub, and no CLI runs any more.
         wait_until(
             lambda: all(

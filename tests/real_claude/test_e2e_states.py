@@ -98,7 +98,7 @@ def wait_session(
         )
     except TimeoutError as exc:
         s = tr.hub.fleet.get(sid)
-        now = repr(s.to_json() | {"transcript_end": s.transcript_end}) if s else "unknown"
+        now = repr(s.to_json() | {"transcript_end": s.tracking.transcript_end}) if s else "unknown"
         raise AssertionError(f"{exc}; session now: {now}; moves: {tr.log.states(sid)}") from None
 
 
@@ -237,8 +237,8 @@ def hook_to_hub_ms(tr: Tracked, sid: str, pred: Callable[[Session], bool], since
     machine): the product's own part of a hook-driven change, whatever the CLI's speed."""
     seen = logged(tr, sid, since, pred, entering=True)
     assert seen is not None, "no such change"
-    assert seen.after.last_hook_at > 0
-    return seen.wall - seen.after.last_hook_at
+    assert seen.after.tracking.last_hook_at > 0
+    return seen.wall - seen.after.tracking.last_hook_at
 
 
 def dialog_flow(
@@ -414,7 +414,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     assert list(tr.env.cwd.glob("sim-*.txt"))  # the approved touch ran
     tc.wait_status("idle", 15)
     # The transcript's tail keeps the same last text (it arrives after Stop).
-    s = wait_session(tr, sid, lambda s: s.transcript_end == "clean", 5, "transcript read")
+    s = wait_session(tr, sid, lambda s: s.tracking.transcript_end == "clean", 5, "transcript read")
     assert s.state is State.REVIEW and s.last_assistant == final_text("bash_permission")
 
     # 2. Deny ("No"): no hook fires; the PID file goes waiting → idle, the transcript gets the
@@ -427,7 +427,9 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     t_no, s = interrupt(tr, timings, sid, no[-1], "deny: 'No'")
     tool_cleared(tr, timings, sid, t_no, "deny")
     tc.wait_user_record(MARKER, 10)
-    s = wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    s = wait_session(
+        tr, sid, lambda s: s.tracking.transcript_end == "interrupt", 5, "marker tailed"
+    )
     assert s.state is State.IDLE, (s.state, s.source)
     assert tr.env.hook_events()[hooks_before:] == []  # "No" fires no hook at all
     assert s.running
@@ -457,7 +459,9 @@ def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> No
     assert all(a.after.state is not State.REVIEW for a in tr.log.of(sid, t_esc))
     # The partial answer is written as a synthetic record before the marker: it becomes the
     # last assistant text.
-    s = wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    s = wait_session(
+        tr, sid, lambda s: s.tracking.transcript_end == "interrupt", 5, "marker tailed"
+    )
     assert s.state is State.IDLE
     assert (s.last_assistant or "").startswith("line 1 of the slow answer"), s.last_assistant
 
@@ -482,7 +486,9 @@ def test_escape_on_permission_dialog(tracked_claude: Tracked, timings: Timings) 
     dialog_flow(tr, timings, sid, "esc dialog")
     t_esc, s = interrupt(tr, timings, sid, "Escape", "Esc on the dialog")
     tool_cleared(tr, timings, sid, t_esc, "esc dialog")
-    s = wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    s = wait_session(
+        tr, sid, lambda s: s.tracking.transcript_end == "interrupt", 5, "marker tailed"
+    )
     assert s.state is State.IDLE, (s.state, s.source)
 
 
@@ -523,9 +529,9 @@ def test_clear_starts_a_new_session(tracked_claude: Tracked, timings: Timings) -
     )
     assert ms <= KEY_BUDGET_MS
     assert s.pid == tc.pid and not s.ended
-    s = wait_session(tr, new, lambda s: s.last_hook_at > 0, 10, "SessionStart(clear) hook")
+    s = wait_session(tr, new, lambda s: s.tracking.last_hook_at > 0, 10, "SessionStart(clear) hook")
     assert s.state is State.IDLE and s.source in ("hook:SessionStart", "pid:found"), s.source
-    ms = hook_to_hub_ms(tr, new, lambda a: a.last_hook_at > 0, t_clear)
+    ms = hook_to_hub_ms(tr, new, lambda a: a.tracking.last_hook_at > 0, t_clear)
     timings.add("SessionStart(clear) hook sent → in the hub", ms, HOOK_BUDGET_MS)
     assert ms <= HOOK_BUDGET_MS
 
@@ -637,7 +643,9 @@ def test_api_errors_end_in_review_with_error(tracked_claude: Tracked, timings: T
         assert not (s.last_assistant or "").startswith("API Error"), s.last_assistant
         tc.wait_status("idle", 10)
         # The transcript's API-error record arrives later: the error stays what the hook said.
-        s = wait_session(tr, sid, lambda s: s.transcript_end is not None, 5, "transcript read")
+        s = wait_session(
+            tr, sid, lambda s: s.tracking.transcript_end is not None, 5, "transcript read"
+        )
         assert s.state is State.REVIEW and s.error == error
     assert [e for e in tr.env.hook_events() if e in ("Stop", "StopFailure")] == [
         "StopFailure",
@@ -846,7 +854,7 @@ def zero_install_flow(
     t_esc, s = interrupt(tr, timings, sid, "Escape", "zero-install: Esc while streaming")
     # Never review, not even for a moment: the hub waits for the marker after a hookless idle.
     assert [m for m in tr.log.states(sid, t_esc) if m[0] == "review"] == []
-    wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    wait_session(tr, sid, lambda s: s.tracking.transcript_end == "interrupt", 5, "marker tailed")
     t_idle = logged(tr, sid, t_esc, lambda a: a.state is State.IDLE)
     assert t_idle is not None
     no_moves_after(tr, sid, t_idle.t, State.IDLE, 0.5)
@@ -859,7 +867,7 @@ def zero_install_flow(
     no = re.findall(r"(\d)\. No", tc.screen())
     assert no, tc.screen()
     t_no, s = interrupt(tr, timings, sid, no[-1], "zero-install: 'No'")
-    wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
+    wait_session(tr, sid, lambda s: s.tracking.transcript_end == "interrupt", 5, "marker tailed")
     assert [m for m in tr.log.states(sid, t_no) if m[0] == "review"] == []
     assert tr.session(sid).state is State.IDLE and tr.session(sid).current_tool is None
 

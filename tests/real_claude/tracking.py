@@ -114,7 +114,7 @@ class Tracked:
             lambda: (
                 (s := self.hub.fleet.get(sid)) is not None
                 and s.pid == tc.pid
-                and s.pid_status is not None
+                and s.tracking.pid_status is not None
                 and (s.hooked or not self.hooked)
             ),
             30,
