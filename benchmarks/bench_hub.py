@@ -1,17 +1,17 @@
 """Hub budgets: P3 (hook → state latency under load), P7 (idle CPU), P8 (memory).
 
-P3: a :class:`~pmux_widget.runtime.hub.Hub` (sources on, default poll) runs in this process;
-a driver subprocess plays 200 sessions, each with its own fake Claude process (a sleeping process named
-``claude``, sent as ``X-Pmux-Ppid``) and a small real transcript: a paced SessionStart round,
+P3: a :class:`~pmux_widget.runtime.hub.Hub` (sources on, default poll) runs in this process; a
+driver subprocess plays 200 sessions, each with its own fake Claude process (a sleeping process
+named ``claude``, sent as ``X-Pmux-Ppid``) and a small real transcript: a paced SessionStart round,
 then a realistic cycle per session (prompt, Read, Bash with a permission request and its
-notification, Edit, Stop, …) at a paced 200 events/s in total, one new connection per event
-as curl does. Latency = from ``time.monotonic_ns()`` taken in the driver just before it opens
-the connection, to the moment a listener on the hub thread is called with that hook's change
-(``hub.fleet``, hence ``sessions()``, already holds it; the listener runs after the change's
-SQLite commit). Both clocks are CLOCK_MONOTONIC, shared by the processes. A hook's change is
-recognised exactly by (session id, ``last_hook_at`` == the ``X-Pmux-Sent`` it was sent with).
-The full run lasts 60 s, one period of the 60 s poller (200 sessions), so exactly one poll
-happens inside it, as it would in any minute of real use.
+notification, Edit, Stop, …) at a paced 200 events/s in total, one new connection per event as curl
+does. Latency = from ``time.monotonic_ns()`` taken in the driver just before it opens the
+connection, to the moment a listener on the hub thread is called with that hook's change
+(``hub.fleet``, hence ``sessions()``, already holds it; the listener runs after the change's SQLite
+commit). Both clocks are CLOCK_MONOTONIC, shared by the processes. A hook's change is recognised
+exactly by (session id, ``last_hook_at`` == the ``X-Pmux-Sent`` it was sent with). The full run
+lasts 60 s, one period of the 60 s poller (200 sessions), so exactly one poll happens inside it, as
+it would in any minute of real use.
 
 P7: 50 sessions (sleeping ``claude`` processes with PID files whose ``procStart`` matches, and
 transcripts under ``projects/``), ``python -m pmux_widget serve`` in a subprocess with the

@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from pmux_widget.claude.home import ClaudeHome
+from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome

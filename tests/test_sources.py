@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.home import ClaudeHome, process_start_ticks, transcript_path_for
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.claude.pidfiles import process_start_ticks
 from pmux_widget.core.model import State
 from pmux_widget.runtime.hub import Hub
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import queue
@@ -27,7 +26,7 @@ from typing import Any
 import tornado.httpserver
 
 from pmux_widget._version import __version__
-from pmux_widget.claude.home import ClaudeHome
+from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.core.model import Change, Session, count_states
 from pmux_widget.core.signals import (
     HookSignal,
@@ -38,6 +37,8 @@ from pmux_widget.core.signals import (
     parse_hook,
 )
 from pmux_widget.core.tracker import reduce
+from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write_hub_file
+from pmux_widget.hooks.spool import clean_spool_temp, read_spool, remove_spool_entries
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
@@ -207,28 +208,13 @@ class Hub:
             "started_at": self.started_at,
             "version": __version__,
         }
-        tmp = self.runtime_file.with_name(f".{self.hub_id}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(info, handle)
-        os.replace(tmp, self.runtime_file)
+        write_hub_file(self.home, self.hub_id, info)
 
     def _remove_runtime_file(self) -> None:
-        with contextlib.suppress(OSError):
-            self.runtime_file.unlink()
+        remove_hub_file(self.runtime_file)
 
     def _clean_stale_runtime_files(self) -> None:
-        """Remove runtime files of hubs whose process is gone (killed, crashed)."""
-        for path in self.home.runtime_dir.glob("*.json"):
-            try:
-                pid = int(json.loads(path.read_text()).get("pid", 0))
-            except (OSError, ValueError, AttributeError, TypeError):
-                pid = 0
-            if pid == os.getpid() and path != self.runtime_file:
-                continue  # another hub of this very process (tests): leave it
-            if pid <= 0 or not processes.pid_alive(pid):
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        clean_stale_hub_files(self.home, keep=self.runtime_file)
 
     # ------------------------------------------------------------------ recovery
 
@@ -239,8 +225,6 @@ class Hub:
 
     def _replay_spool(self) -> None:
         """Hooks fired while no hub ran, in the order they were sent; silent."""
-        from pmux_widget.hooks import clean_spool_temp, read_spool, remove_spool_entries
-
         if self._stopped.is_set():
             return
         clean_spool_temp(self.home)

@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.home import ClaudeHome, is_alive, scan_pid_files, transcript_path_for
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.claude.pidfiles import is_alive, scan_pid_files
 from pmux_widget.claude.transcript import scan_transcript
 from pmux_widget.core.model import Session, State, count_states
 from pmux_widget.core.signals import HubRestart, Invalid, PidFile, Signal, parse_hook

@@ -18,13 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import watchfiles
 
-from pmux_widget.claude.home import (
-    ClaudeHome,
-    is_alive,
-    read_pid_file,
-    scan_pid_files,
-    transcript_path_for,
-)
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.claude.pidfiles import is_alive, read_pid_file, scan_pid_files
 from pmux_widget.claude.transcript import TailResult, TranscriptTailer
 from pmux_widget.core.model import Session, State
 from pmux_widget.core.signals import (
