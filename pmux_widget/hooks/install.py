@@ -271,7 +271,7 @@ def uninstall(settings_file: Path, home: PmuxHome) -> UninstallResult:
 def install_settings_file(home: PmuxHome) -> Path:
     """Write ``hooks/hooks.json``: a settings document with only our hooks.
 
-    For ``claude --settings <file>`` (hooks from it are added to the user's, §2.1). Also
+    For ``claude --settings <file>`` (Claude adds the hooks of that file to the user's). Also
     writes the hook script and creates the token.
     """
     home.ensure()
