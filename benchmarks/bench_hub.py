@@ -61,7 +61,7 @@ from benchmarks._util import (
     wait_until,
     write_pid_file,
 )
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub
 
 __all__ = ["main"]
 
@@ -227,7 +227,7 @@ def p3(quick: bool) -> list[Row]:
     with temp_homes("p3") as homes, Sleepers(homes.root, count) as sleepers, _default_poll():
         sessions = [(_sid(3, k), _cwd(k)) for k in range(count)]
         _place_transcripts(homes, sessions, 40_000, 4)
-        hub = Hub(home=homes.pmux.root, claude_home=homes.claude, port=0, sources=True).start()
+        hub = make_hub(home=homes.pmux.root, claude_home=homes.claude, port=0).start()
         seen: dict[tuple[str, int], int] = {}
         polls: list[tuple[int, int]] = []
         try:
@@ -240,7 +240,7 @@ def p3(quick: bool) -> list[Row]:
                         seen.setdefault((change.session_id, at), now)
 
             hub.call(lambda: hub.add_listener(listener))
-            for source in hub._sources:  # time the poller's runs (instance attribute only)
+            for source in hub.sources:  # time the poller's runs (instance attribute only)
                 original = source.poll_once
 
                 async def timed(original: Any = original) -> None:
