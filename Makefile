@@ -1,6 +1,6 @@
 # pmux-widget: the two commands of the README, plus the long-running suites.
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
-#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo.py)
+#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo/)
 #   make test    ruff, vitest, pytest (unit, integration, real CLI, browser)
 #   make bench   the performance budgets (benchmarks/)
 #   make stress  the long reliability runs
@@ -29,8 +29,9 @@ js: node_modules/.package-lock.json
 	npm run --silent build
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check pmux_widget tests benchmarks
-	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks
+	$(VENV)/bin/ruff check pmux_widget tests benchmarks devtools
+	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks devtools
+	$(VENV)/bin/lint-imports
 
 test: install js lint
 	npm run --silent typecheck
