@@ -173,7 +173,7 @@ class TailStats:
     def from_json(cls, data: Any) -> TailStats:
         stats = cls()
         if isinstance(data, dict):
-            for name in cls.__slots__:  # type: ignore[attr-defined]
+            for name in cls.__slots__:
                 value = data.get(name)
                 if name == "last_error":
                     stats.last_error = value if isinstance(value, str) else None

@@ -332,19 +332,21 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         current = exists and script.read_text() == render_script(home)
     except (OSError, UnicodeDecodeError):
         current = False
-    base = {
-        "settings_file": path,
-        "script_exists": exists,
-        "script_executable": executable,
-        "script_current": current,
-    }
+    base = HooksStatus(
+        settings_file=path,
+        script_exists=exists,
+        script_executable=executable,
+        script_current=current,
+    )
     try:
         original, doc, _ = read_settings(path)
     except SettingsError as exc:
-        return HooksStatus(**base, error=exc.problem, message=exc.message)
+        return replace(base, error=exc.problem, message=exc.message)
     wanted = hook_entry(home)
     hooks = doc.get("hooks") or {}
-    installed, missing, outdated = [], [], []
+    installed: list[str] = []
+    missing: list[str] = []
+    outdated: list[str] = []
     for event in HOOK_EVENTS:
         ours = [
             hook
@@ -356,8 +358,8 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         if ours and ours != [wanted]:
             outdated.append(event)
     disabled = doc.get("disableAllHooks") is True
-    status = HooksStatus(
-        **base,
+    status = replace(
+        base,
         events_installed=tuple(installed),
         events_missing=tuple(missing),
         events_outdated=tuple(outdated),

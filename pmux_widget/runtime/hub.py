@@ -278,9 +278,7 @@ class Hub:
             return fn()
         if not self.running:
             raise RuntimeError("the pmux-widget hub is not running")
-        done: asyncio.Future[Any] | Any = asyncio.run_coroutine_threadsafe(
-            _call_async(fn), self.loop
-        )
+        done = asyncio.run_coroutine_threadsafe(_call_async(fn), self.loop)
         return done.result(timeout)
 
     # ------------------------------------------------------------------ fan-out

@@ -56,10 +56,10 @@ def probe(sessions: list[Session]) -> Mapping[str, Any]:
     """Worker thread: liveness, tmux location and listening ports per session."""
     tree = processes.children_map()
     panes = tmux.list_panes()
-    pane_of_pid: dict[int, Any] = {}
+    pane_of_pid: dict[int, tmux.PaneInfo] = {}
     for pane in panes:
-        for pid in processes.descendants(pane.shell_pid, tree, depth=3):
-            pane_of_pid.setdefault(pid, pane)
+        for child in processes.descendants(pane.shell_pid, tree, depth=3):
+            pane_of_pid.setdefault(child, pane)
         pane_of_pid.setdefault(pane.shell_pid, pane)
     alive: dict[str, bool | None] = {}
     families: dict[str, list[int]] = {}
@@ -77,6 +77,6 @@ def probe(sessions: list[Session]) -> Mapping[str, Any]:
     ports = processes.listening_ports_by_family(families)
     where: dict[str, tuple[Any, list[int], int | None]] = {}
     for session_id, family in families.items():
-        pane = pane_of_pid.get(family[0])
-        where[session_id] = (pane.location if pane else None, ports[session_id], family[0])
+        found = pane_of_pid.get(family[0])
+        where[session_id] = (found.location if found else None, ports[session_id], family[0])
     return {"alive": alive, "where": where}
