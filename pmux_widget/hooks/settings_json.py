@@ -263,21 +263,16 @@ def read_settings(path: Path) -> tuple[bytes | None, dict[str, Any], Layout]:
 def write_settings(path: Path, original: bytes | None, new: bytes) -> Path | None:
     """Back up and atomically replace ``path`` (its symlink target); returns the backup."""
     target = Path(os.path.realpath(path))
-    backup = None
+    backup: Path | None = None
     try:
         if original is None:
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             mode = 0o600
         else:
             mode = target.stat().st_mode & 0o7777
-        tmp = target.with_name(f".{target.name}.pmux-widget.{os.getpid()}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(new)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
+
+        def check_and_back_up() -> None:
+            nonlocal backup
             # Optimistic concurrency: someone (Claude's /config?) wrote it meanwhile.
             try:
                 current: bytes | None = target.read_bytes()
@@ -288,9 +283,8 @@ def write_settings(path: Path, original: bytes | None, new: bytes) -> Path | Non
             if original is not None:
                 backup = target.with_name(target.name + BACKUP_SUFFIX)
                 atomic_write(backup, original, mode)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+
+        atomic_write(target, new, mode, before_replace=check_and_back_up)
     except OSError as exc:
         raise SettingsError(path, f"cannot write: {exc.strerror or exc}") from None
     return backup
