@@ -32,6 +32,7 @@ js: node_modules/.package-lock.json
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pmux_widget tests benchmarks devtools
 	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks devtools
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -49,7 +50,8 @@ bench: install js
 
 stress: install js
 	PMUX_STRESS=1 PMUX_SETTINGS_EXAMPLES=3000 $(VENV)/bin/pytest tests/test_reliability.py \
-		tests/test_hooks_install.py tests/test_server.py tests/test_transcript.py $(PYTEST_ARGS)
+		tests/test_hooks_install.py tests/test_server.py tests/test_transcript.py tests/test_http_fuzz.py \
+		$(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules pmux_widget/static .demo .pytest_cache .ruff_cache

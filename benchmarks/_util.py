@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 
 import psutil
 
-from pmux_widget.claude.home import encode_project_dir, process_start_ticks
+from pmux_widget.claude.paths import encode_project_dir
+from pmux_widget.claude.pidfiles import process_start_ticks
 from pmux_widget.system.home import PmuxHome
 
 __all__ = [

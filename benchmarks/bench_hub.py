@@ -5,14 +5,14 @@ a driver subprocess plays 200 sessions, each with its own fake Claude process (a
 process named ``claude``, sent as ``X-Pmux-Ppid``) and a small real transcript: a paced
 SessionStart round,
 then a realistic cycle per session (prompt, Read, Bash with a permission request and its
-notification, Edit, Stop, …) at a paced 200 events/s in total, one new connection per event
-as curl does. Latency = from ``time.monotonic_ns()`` taken in the driver just before it opens
-the connection, to the moment a listener on the hub thread is called with that hook's change
-(``hub.fleet``, hence ``sessions()``, already holds it; the listener runs after the change's
-SQLite commit). Both clocks are CLOCK_MONOTONIC, shared by the processes. A hook's change is
-recognised exactly by (session id, ``last_hook_at`` == the ``X-Pmux-Sent`` it was sent with).
-The full run lasts 60 s, one period of the 60 s poller (200 sessions), so exactly one poll
-happens inside it, as it would in any minute of real use.
+notification, Edit, Stop, …) at a paced 200 events/s in total, one new connection per event as curl
+does. Latency = from ``time.monotonic_ns()`` taken in the driver just before it opens the
+connection, to the moment a listener on the hub thread is called with that hook's change
+(``hub.fleet``, hence ``sessions()``, already holds it; the listener runs after the change's SQLite
+commit). Both clocks are CLOCK_MONOTONIC, shared by the processes. A hook's change is recognised
+exactly by (session id, ``last_hook_at`` == the ``X-Pmux-Sent`` it was sent with). The full run
+lasts 60 s, one period of the 60 s poller (200 sessions), so exactly one poll happens inside it, as
+it would in any minute of real use.
 
 P7: 50 sessions (sleeping ``claude`` processes with PID files whose ``procStart`` matches, and
 transcripts under ``projects/``), ``python -m pmux_widget serve`` in a subprocess with the
@@ -62,7 +62,7 @@ from benchmarks._util import (
     wait_until,
     write_pid_file,
 )
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub
 
 __all__ = ["main"]
 
@@ -228,7 +228,7 @@ def p3(quick: bool) -> list[Row]:
     with temp_homes("p3") as homes, Sleepers(homes.root, count) as sleepers, _default_poll():
         sessions = [(_sid(3, k), _cwd(k)) for k in range(count)]
         _place_transcripts(homes, sessions, 40_000, 4)
-        hub = Hub(home=homes.pmux.root, claude_home=homes.claude, port=0, sources=True).start()
+        hub = make_hub(home=homes.pmux.root, claude_home=homes.claude, port=0).start()
         seen: dict[tuple[str, int], int] = {}
         polls: list[tuple[int, int]] = []
         try:
@@ -241,7 +241,7 @@ def p3(quick: bool) -> list[Row]:
                         seen.setdefault((change.session_id, at), now)
 
             hub.call(lambda: hub.add_listener(listener))
-            for source in hub._sources:  # time the poller's runs (instance attribute only)
+            for source in hub.sources:  # time the poller's runs (instance attribute only)
                 original = source.poll_once
 
                 async def timed(original: Any = original) -> None:

@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 
 from benchmarks._gen_transcript import GenResult, assistant_text_line, generate
 from benchmarks._util import log, print_table
-from pmux_widget.claude.home import encode_project_dir
+from pmux_widget.claude.paths import encode_project_dir
 from pmux_widget.claude.transcript import TranscriptTailer
 
 __all__ = ["main"]

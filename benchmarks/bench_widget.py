@@ -69,7 +69,7 @@ def _without_counts(message: Any) -> Any:
 def _measure(size: int) -> dict[str, Any]:
     """Bytes per change (name → (wire bytes, bytes_sent delta, messages)) at ``size``."""
     with temp_homes("p9") as homes:  # same path length at both sizes
-        hub = Hub(home=homes.pmux.root, claude_home=homes.claude, port=0, sources=False).start()
+        hub = Hub(home=homes.pmux.root, claude_home=homes.claude, port=0).start()
         try:
 
             def turn(k: int) -> list[dict[str, Any]]:

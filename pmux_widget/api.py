@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pmux_widget.core import model
 from pmux_widget.core.model import Change, Session, State, Transition, count_states
+from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.ordering import sort_key
 from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:  # pandas is optional
@@ -59,7 +61,7 @@ def start(
     with _lock:
         if _hub is not None and _hub.running:
             return _hub
-        _hub = Hub(home=home, claude_home=claude_home, port=port).start()
+        _hub = make_hub(home=home, claude_home=claude_home, port=port).start()
         model.set_dismiss_handler(_dismiss)
         if not _atexit_registered:
             atexit.register(stop)
@@ -91,10 +93,8 @@ def _dismiss(session_id: str) -> None:
 
 def sessions(include_ended: bool = False) -> list[Session]:
     """Sessions, most urgent first. Ended ones (exited, cleared) only if asked."""
-    from pmux_widget.runtime.hub import _sort_key
-
     found = [s for s in hub().sessions() if include_ended or not s.ended]
-    return sorted(found, key=_sort_key)
+    return sorted(found, key=sort_key)
 
 
 def session(session_id: str) -> Session | None:
@@ -109,8 +109,7 @@ def counts() -> dict[str, int]:
 
 def history(session_id: str | None = None) -> list[Transition]:
     """Every recorded state change (time, from, to, source), oldest first."""
-    store = hub()._store
-    return store.history(session_id) if store is not None else []
+    return hub().history(session_id)
 
 
 def to_dataframe() -> pandas.DataFrame:

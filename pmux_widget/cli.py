@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from pmux_widget.claude.home import ClaudeHome
+from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
@@ -209,9 +209,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from pmux_widget.runtime.hub import Hub
+    from pmux_widget.runtime.assemble import make_hub
 
-    hub = Hub(home=args.home, claude_home=args.claude_home, port=args.port)
+    hub = make_hub(home=args.home, claude_home=args.claude_home, port=args.port)
     hub.start()
     print(f"pmux-widget hub on http://127.0.0.1:{hub.port} (pid {hub.hub_id}); Ctrl+C stops")
     sys.stdout.flush()

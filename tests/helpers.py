@@ -30,25 +30,43 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+class WaitTimeout(AssertionError, TimeoutError):
+    """A condition was not met in time: a test failure (AssertionError) that code written
+    against the harness's ``TimeoutError`` can still catch."""
+
+
+#: Raised by a predicate while files appear or are rewritten under it: "not yet", not a failure.
+NOT_YET: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError)
+
+
 def wait_until(
     predicate: Callable[[], T],
     timeout: float = 10.0,
     interval: float = 0.02,
     what: str | Callable[[], str] = "condition",
+    *,
+    not_yet: tuple[type[BaseException], ...] = NOT_YET,
 ) -> T:
     """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds.
 
-    ``what`` names the condition in the failure; a callable is asked only then (for messages
-    that show the state at the deadline, such as a process's output so far).
+    The one waiting helper of the tests. ``what`` names the condition in the failure; a
+    callable is asked only then (for messages that show the state at the deadline, such as a
+    process's output so far). Exceptions in ``not_yet`` count as "not yet"; the last one is
+    named in the failure. Raises :class:`WaitTimeout`.
     """
     deadline = time.monotonic() + timeout
+    last_exc: BaseException | None = None
     while True:
-        value = predicate()
+        try:
+            value = predicate()
+        except not_yet as exc:
+            last_exc, value = exc, None
         if value:
             return value
         if time.monotonic() > deadline:
             described = what() if callable(what) else f"waiting for {what}"
-            raise AssertionError(f"timed out after {timeout} s {described}")
+            detail = f" (last error: {last_exc!r})" if last_exc else ""
+            raise WaitTimeout(f"timed out after {timeout} s {described}{detail}")
         time.sleep(interval)
 
 

@@ -20,14 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.claude.home import (
-    ClaudeHome,
-    encode_project_dir,
+from pmux_widget.claude.paths import ClaudeHome, encode_project_dir, transcript_path_for
+from pmux_widget.claude.pidfiles import (
     is_alive,
     process_start_ticks,
     read_pid_file,
     scan_pid_files,
-    transcript_path_for,
 )
 from pmux_widget.core.signals import Invalid, PidRecord, parse_pid_record
 

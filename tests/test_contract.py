@@ -144,7 +144,7 @@ def test_source_labels():
 
 @pytest.fixture
 def hub(homes):
-    hub = Hub(sources=False).start()
+    hub = Hub().start()
     yield hub
     hub.stop()
 

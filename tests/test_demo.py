@@ -30,7 +30,7 @@ import psutil
 import pytest
 
 from pmux_widget.core.model import Change, Session
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub
 
 from .helpers import CHROMIUM, free_port, launch_chromium, wait_until
 
@@ -203,7 +203,7 @@ def save_timings(name: str, data: dict[str, object]) -> None:
 def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
     demo_dir = tmp_path / "demo"
     (demo_dir / "claude" / "projects").mkdir(parents=True)
-    hub = Hub(home=demo_dir / "pmux", claude_home=demo_dir / "claude").start()
+    hub = make_hub(home=demo_dir / "pmux", claude_home=demo_dir / "claude").start()
     seen = Observer()
     hub.call(lambda: hub.add_listener(seen))
     demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")

@@ -18,7 +18,7 @@ import pytest
 
 from pmux_widget import hooks
 from pmux_widget.core.model import State
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub
 
 from .helpers import get_sessions, wait_until
 
@@ -69,7 +69,7 @@ def installed(homes) -> Installed:
 
 @pytest.fixture
 def hub(installed):
-    hub = Hub().start()
+    hub = make_hub().start()
     yield hub
     hub.stop()
 
@@ -236,7 +236,7 @@ def test_hub_down_script_spools_fast_and_next_hub_replays_silently(installed, ho
     assert elapsed < 5  # generous: the budget (≤ 50 ms each) is measured in benchmarks/
 
     notes = []
-    hub = Hub()
+    hub = make_hub()
     hub.add_listener(lambda changes, fleet: notes.extend(c for c in changes if c.notification))
     hub.start()
     try:
@@ -244,7 +244,7 @@ def test_hub_down_script_spools_fast_and_next_hub_replays_silently(installed, ho
         assert session.state is State.REVIEW and session.last_assistant == "finished offline"
         assert notes == []  # replayed: never notified
         assert spooled(homes) == []  # removed once replayed
-        assert [t.to_state.value for t in hub._store.history(SID)] == ["busy", "review"]
+        assert [t.to_state.value for t in hub.history(SID)] == ["busy", "review"]
     finally:
         hub.stop()
 

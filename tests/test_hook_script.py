@@ -599,7 +599,7 @@ def test_missing_home(tmp_path: Path) -> None:
     script = tmp_path / "status-hook.sh"
     script.write_text(hooks.render_script(gone))
     script.chmod(0o700)
-    setup = Setup(gone, hooks._sh_quote(str(script)), {"PATH": os.environ["PATH"]}, tmp_path)
+    setup = Setup(gone, hooks.sh_quote(str(script)), {"PATH": os.environ["PATH"]}, tmp_path)
     for payload in (SMALL, LARGE):
         run = run_hook(setup, payload)
         assert_silent_success(run)

@@ -363,10 +363,10 @@ def test_concurrent_edit_detected(
         if settings_file.read_bytes() != theirs:
             settings_file.write_bytes(theirs)
 
-    monkeypatch.setattr(hooks.os, "fsync", meddling_fsync)
+    monkeypatch.setattr(os, "fsync", meddling_fsync)
     with pytest.raises(hooks.SettingsError, match="changed while we were editing"):
         hooks.install(settings_file, home)
-    monkeypatch.setattr(hooks.os, "fsync", real_fsync)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     assert settings_file.read_bytes() == theirs
     assert dir_listing(settings_file.parent) == ["settings.json"]
 

@@ -39,7 +39,7 @@ def make_payload(sid: str, event: str, rng: random.Random) -> dict:
 
 @pytest.mark.parametrize("total", [10_000 if STRESS else 2_000])
 def test_burst_from_20_senders_none_lost_no_5xx_equals_sequential_replay(homes, total):
-    hub = Hub(sources=False).start()
+    hub = Hub().start()
     senders, per_sender = 20, total // 20
     sessions_per_sender = 5
     plans: list[list[tuple[int, dict]]] = []

@@ -25,7 +25,7 @@ PROMPT = {
 
 @pytest.fixture
 def hub(homes):
-    hub = Hub(sources=False).start()
+    hub = Hub().start()
     yield hub
     hub.stop()
 
@@ -172,6 +172,6 @@ def test_fuzzed_requests_never_5xx_and_valid_hooks_still_work(
 @pytest.fixture(scope="module")
 def fuzz_hub(tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzz")
-    hub = Hub(home=root / "pmux", claude_home=root / "claude", sources=False).start()
+    hub = Hub(home=root / "pmux", claude_home=root / "claude").start()
     yield hub
     hub.stop()

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.home import ClaudeHome, process_start_ticks, transcript_path_for
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.claude.pidfiles import process_start_ticks
 from pmux_widget.core.model import State
+from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 
 from .helpers import post_hook, wait_until
@@ -122,7 +124,7 @@ class Transcript:
 
 @pytest.fixture
 def hub(homes):
-    hub = Hub().start()
+    hub = make_hub().start()
     yield hub
     hub.stop()
 
@@ -194,7 +196,7 @@ def test_stale_pid_file_of_dead_or_reused_pid_is_ignored(homes, sleeper):
     (sessions / f"{sleeper.pid}.json").write_text(json.dumps(
         {"pid": sleeper.pid, "sessionId": "reused-pid", "cwd": CWD, "startedAt": 1,
          "procStart": "1", "status": "waiting"}))  # fmt: skip
-    hub = Hub().start()
+    hub = make_hub().start()
     try:
         PidFile(homes.claude, sleeper.pid, session_id="live-one")  # replaces the reused one
         wait_until(lambda: "live-one" in hub.fleet, what="the live session")
@@ -280,7 +282,7 @@ def test_transcript_cursor_survives_a_restart(homes):
     hook = {"session_id": SID, "cwd": CWD, "transcript_path": str(transcript.path)}
     transcript.prompt("one")
     transcript.answer("first", "m1", output=11)
-    hub = Hub().start()
+    hub = make_hub().start()
     try:
         post_hook(hub.port, hub.token, {**hook, "hook_event_name": "Stop"})
         wait_until(lambda: hub.fleet[SID].tokens.output == 11, what="first read")
@@ -288,11 +290,11 @@ def test_transcript_cursor_survives_a_restart(homes):
         hub.stop()
     transcript.prompt("two")
     transcript.answer("second", "m2", output=7)
-    hub = Hub().start()
+    hub = make_hub().start()
     try:
         wait_until(lambda: hub.fleet[SID].tokens.output == 18, what="resumed read")
         assert hub.fleet[SID].last_assistant == "second"
-        [tailer] = [t for p, t in hub._sources[0].tailers.items() if p == str(transcript.path)]
+        [tailer] = [t for p, t in hub.sources[0].tailers.items() if p == str(transcript.path)]
         # Resumed from the stored cursor: every byte of the file was read exactly once.
         assert tailer.stats.rescans == 0
         assert tailer.stats.bytes_read == transcript.path.stat().st_size

@@ -24,7 +24,7 @@ from .helpers import wait_until
 
 @pytest.fixture
 def hub(homes):
-    hub = Hub(sources=False).start()
+    hub = Hub().start()
     yield hub
     hub.stop()
 
@@ -97,7 +97,7 @@ def test_one_change_sends_only_that_session(hub, fleet):
 def test_patch_size_does_not_grow_with_the_fleet(homes, tmp_path):
     sizes = []
     for fleet in (10, 500):
-        hub = Hub(home=tmp_path / f"h{fleet}", claude_home=homes.claude, sources=False).start()
+        hub = Hub(home=tmp_path / f"h{fleet}", claude_home=homes.claude).start()
         try:
             fill(hub, fleet)
             widget = StatusWidget(hub)

@@ -16,7 +16,7 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
 
-from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, count_states
+from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, Tracking, count_states
 
 __all__ = [
     "COUNT_KEYS",
@@ -407,7 +407,7 @@ def sample() -> dict[str, Any]:
             tmux=TmuxLocation("work", str(i), f"%{i}") if i % 2 else None,
             tokens=Tokens(input=i, output=2 * i),
             source="hook:Stop",
-            ended=ended,
+            tracking=Tracking(ended=ended),
         )
         for i, (state, ended) in enumerate(
             # a different number of live sessions per state, so a miscount cannot hide

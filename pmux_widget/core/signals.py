@@ -292,6 +292,8 @@ def parse_hook(
             payload = json.loads(payload)
         except (ValueError, UnicodeDecodeError) as exc:
             return Invalid(f"body is not valid JSON: {exc}")
+        except RecursionError:  # json's C parser recurses per level: [[[[… 100k deep
+            return Invalid("body is nested too deeply to be a hook payload")
     if not isinstance(payload, dict):
         return Invalid(f"payload must be a JSON object, not {type(payload).__name__}")
     fields: dict[str, Any] = {"at": at, "live": live, "pane": pane or None, "pid": pid}
@@ -389,6 +391,8 @@ def parse_pid_record(data: object) -> PidRecord | Invalid:
             data = json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
             return Invalid(f"PID file is not valid JSON: {exc}")
+        except RecursionError:
+            return Invalid("PID file is nested too deeply to be one")
     if not isinstance(data, dict):
         return Invalid(f"PID file must hold a JSON object, not {type(data).__name__}")
     pid, session_id = data.get("pid"), data.get("sessionId")

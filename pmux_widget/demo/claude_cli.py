@@ -37,6 +37,8 @@ from typing import Any, TypeVar
 import libtmux
 import psutil
 
+from pmux_widget.claude.paths import encode_project_dir  # the CLI's rule, one copy
+
 __all__ = [
     "ALL_HOOK_EVENTS",
     "CLI_PACKAGE",
@@ -129,25 +131,6 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         with contextlib.suppress(ValueError):
             out.append(json.loads(line))
     return out
-
-
-def encode_project_dir(path: str) -> str:
-    """Claude Code's project-folder name for a cwd (facts §5.1): non-alnum → ``-``."""
-    enc = re.sub(r"[^A-Za-z0-9]", "-", path)
-    if len(enc) <= 200:
-        return enc
-    h = 0
-    for unit in path.encode("utf-16-le").decode("utf-16-le"):
-        h = (h * 31 + ord(unit)) & 0xFFFFFFFF
-    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    b36 = ""
-    while True:
-        h, r = divmod(h, 36)
-        b36 = digits[r] + b36
-        if not h:
-            break
-    return enc[:200] + "-" + b36
 
 
 # --------------------------------------------------------------------------- install

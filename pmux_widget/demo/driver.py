@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from pmux_widget.claude.home import encode_project_dir
+from pmux_widget.claude.paths import encode_project_dir
 
 __all__ = ["Fleet", "InstalledHooks", "RealFleet", "ScriptedFleet", "SimSession"]
 

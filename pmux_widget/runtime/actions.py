@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from ..claude.home import is_alive, read_pid_file
-from ..claude.screen import Dialog, Screen, keys_for_choice, parse_screen
-from ..core.model import Session, State
-from ..core.signals import Invalid
-from ..system import keys
-from ..system.tmux import PaneInfo
+from pmux_widget.claude.pidfiles import is_alive, read_pid_file
+from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, parse_screen
+from pmux_widget.core.model import Session, State
+from pmux_widget.core.signals import Invalid
+from pmux_widget.system import keys
+from pmux_widget.system.tmux import PaneInfo
 
 __all__ = [
     "ACTIONS",

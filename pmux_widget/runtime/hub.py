@@ -1,9 +1,10 @@
 """The hub: one background thread with its own asyncio loop that owns the tracker's state.
 
-It runs the HTTP server, the file watchers and the poller; every signal is applied here, in
-order, through the pure tracker; the resulting changes go to the store (before a hook is
-answered), to listeners on this thread (the widget, waiters) and to user callbacks on a
-dispatcher thread (a slow callback must never delay a hook).
+It runs the HTTP server and the sources it was given (:mod:`.assemble` wires the default
+ones); every signal is applied here, in order, through the pure tracker; the resulting
+changes go to the store (before a hook is answered), to listeners on this thread (the widget,
+waiters) and to user callbacks on a dispatcher thread (a slow callback must never delay a
+hook).
 
 Why a thread: a Tornado server on the kernel's own loop stalls for the whole duration of a
 blocking cell; on its own thread it answers at once.
@@ -14,42 +15,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import queue
 import secrets
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import tornado.httpserver
 
 from pmux_widget._version import __version__
-from pmux_widget.claude.home import ClaudeHome
-from pmux_widget.core.model import Change, Session, count_states
-from pmux_widget.core.signals import (
-    HookSignal,
-    HubRestart,
-    Invalid,
-    SessionStart,
-    Signal,
-    parse_hook,
-)
+from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.core.model import Change, Session, Transition
+from pmux_widget.core.signals import Dismiss, HookSignal, SessionStart, Signal
 from pmux_widget.core.tracker import reduce
+from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write_hub_file
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.projects import project_name
 
+from .boot import replay_spool, restore
+from .ordering import fleet_json
+from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
+from .store import Store
 
 __all__ = ["Hub", "Listener"]
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[list[Change], dict[str, Session]], None]
 
 
 class Hub:
@@ -61,7 +57,7 @@ class Hub:
         home: str | os.PathLike[str] | None = None,
         claude_home: str | os.PathLike[str] | None = None,
         port: int = 0,
-        sources: bool = True,
+        sources: Iterable[SourceFactory] = (),
     ) -> None:
         self.home = PmuxHome.resolve(home).ensure()
         self.claude_dir = ClaudeHome.resolve(claude_home).root
@@ -73,8 +69,8 @@ class Hub:
         self.fleet: dict[str, Session] = {}
         self.started_at = 0
         self.errors = 0
-        self._use_sources = sources
-        self._sources: list[Any] = []
+        self._source_factories = tuple(sources)
+        self._sources: list[Source] = []
         self._listeners: list[Listener] = []
         self._callbacks: list[tuple[str, Callable[[Session], Any]]] = []
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
@@ -83,7 +79,7 @@ class Hub:
         # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
-        self._store: Any = None
+        self._store: Store | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: tornado.httpserver.HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -153,12 +149,10 @@ class Hub:
             self._stopped.set()
 
     async def _startup(self) -> None:
-        from .store import Store
-
         self._stopped_event = asyncio.Event()
         self._store = Store(self.home.db_path)
         self.started_at = now_ms()
-        self._recover_persisted()
+        restore(self._store.load_sessions(), self.apply)
         self._replay_spool()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -177,10 +171,10 @@ class Hub:
         self._replay_spool()
         for delay in (2.0, 6.0):
             asyncio.get_running_loop().call_later(delay, self._replay_spool)
-        if self._use_sources:
-            from .sources import start_sources
-
-            self._sources = await start_sources(self)
+        for factory in self._source_factories:
+            source = factory(self)
+            await source.start()
+            self._sources.append(source)
 
     def _begin_shutdown(self) -> None:
         self._stopped_event.set()
@@ -207,55 +201,20 @@ class Hub:
             "started_at": self.started_at,
             "version": __version__,
         }
-        tmp = self.runtime_file.with_name(f".{self.hub_id}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(info, handle)
-        os.replace(tmp, self.runtime_file)
+        write_hub_file(self.home, self.hub_id, info)
 
     def _remove_runtime_file(self) -> None:
-        with contextlib.suppress(OSError):
-            self.runtime_file.unlink()
+        remove_hub_file(self.runtime_file)
 
     def _clean_stale_runtime_files(self) -> None:
-        """Remove runtime files of hubs whose process is gone (killed, crashed)."""
-        for path in self.home.runtime_dir.glob("*.json"):
-            try:
-                pid = int(json.loads(path.read_text()).get("pid", 0))
-            except (OSError, ValueError, AttributeError, TypeError):
-                pid = 0
-            if pid == os.getpid() and path != self.runtime_file:
-                continue  # another hub of this very process (tests): leave it
-            if pid <= 0 or not processes.pid_alive(pid):
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        clean_stale_hub_files(self.home, keep=self.runtime_file)
 
     # ------------------------------------------------------------------ recovery
 
-    def _recover_persisted(self) -> None:
-        persisted = tuple(self._store.load_sessions())
-        if persisted:
-            self.apply(HubRestart(at=now_ms(), live=False, sessions=persisted))
-
     def _replay_spool(self) -> None:
         """Hooks fired while no hub ran, in the order they were sent; silent."""
-        from pmux_widget.hooks import clean_spool_temp, read_spool, remove_spool_entries
-
-        if self._stopped.is_set():
-            return
-        clean_spool_temp(self.home)
-        entries = read_spool(self.home)
-        if not entries:
-            return
-        for entry in entries:
-            if isinstance(entry, Invalid) or getattr(entry, "error", None):
-                continue
-            signal = parse_hook(entry.payload_bytes, at=entry.sent, live=False, pane=entry.pane)
-            if isinstance(signal, Invalid):
-                log.warning("spooled hook %s rejected: %s", entry.path, signal.reason)
-                continue
-            self.accept_hook(signal, entry.ppid)
-        remove_spool_entries(entries)
+        if not self._stopped.is_set():
+            replay_spool(self.home, self.accept_hook, consume=True)
 
     # ------------------------------------------------------------------ applying signals
 
@@ -319,9 +278,7 @@ class Hub:
             return fn()
         if not self.running:
             raise RuntimeError("the pmux-widget hub is not running")
-        done: asyncio.Future[Any] | Any = asyncio.run_coroutine_threadsafe(
-            _call_async(fn), self.loop
-        )
+        done = asyncio.run_coroutine_threadsafe(_call_async(fn), self.loop)
         return done.result(timeout)
 
     # ------------------------------------------------------------------ fan-out
@@ -361,11 +318,26 @@ class Hub:
 
     def snapshot_json(self) -> dict[str, Any]:
         """``{"sessions": [...], "counts": {...}}`` as in the contract (every known session)."""
-        sessions = sorted(self.fleet.values(), key=_sort_key)
-        return {
-            "sessions": [s.to_json() for s in sessions],
-            "counts": count_states(sessions),
-        }
+        return fleet_json(self.fleet.values())
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources this hub started (empty before it runs)."""
+        return tuple(self._sources)
+
+    @property
+    def store(self) -> Store | None:
+        """The SQLite store (None before the hub runs). Hub thread for writes."""
+        return self._store
+
+    @property
+    def cursors(self) -> CursorStore | None:
+        """Where the transcript follower keeps its cursors (the store)."""
+        return self._store
+
+    def history(self, session_id: str | None = None) -> list[Transition]:
+        """Recorded state changes, oldest first (empty before the hub runs)."""
+        return self._store.history(session_id) if self._store is not None else []
 
     def health(self) -> dict[str, Any]:
         return {"ok": True, "version": __version__, "port": self.port, "errors": self.errors}
@@ -373,19 +345,11 @@ class Hub:
     # ------------------------------------------------------------------ user actions
 
     def dismiss(self, session_id: str) -> None:
-        from pmux_widget.core.signals import Dismiss
-
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
 
 
 async def _call_async(fn: Callable[[], Any]) -> Any:
     return fn()
-
-
-def _sort_key(session: Session) -> tuple[int, str, str]:
-    from pmux_widget.core.model import priority_rank
-
-    return (priority_rank(session.state), session.project or "", session.session_id)
 
 
 def _with(signal: HookSignal, **fields: Any) -> HookSignal:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import time
 from typing import Any, Protocol
 
 import tornado.web
 
 from pmux_widget._version import __version__
 from pmux_widget.core.signals import HookSignal, Invalid, parse_hook
+from pmux_widget.system.clock import now_ms
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
 
@@ -37,10 +37,6 @@ class HubLike(Protocol):
     def accept_hook(self, signal: HookSignal, ppid: int | None) -> None: ...
 
     def snapshot_json(self) -> dict[str, Any]: ...
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def host_is_loopback(host: str) -> bool:

@@ -109,7 +109,7 @@ class Store:
         for (record,) in rows:
             try:
                 sessions.append(Session.from_record(json.loads(record)))
-            except (ValueError, TypeError, KeyError):
+            except (ValueError, TypeError, KeyError, RecursionError):
                 continue
         return sessions
 

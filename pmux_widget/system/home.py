@@ -17,6 +17,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import atomic_write
+
 __all__ = ["PmuxHome"]
 
 ENV_VAR = "PMUX_WIDGET_HOME"
@@ -80,15 +82,7 @@ class PmuxHome:
             pass
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         value = secrets.token_hex(32)
-        tmp = path.with_name(f".token.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(value + "\n")
-        try:
-            # link() fails if another process created the token first: keep theirs.
-            os.link(tmp, path)
-        except FileExistsError:
+        # Create-only: if another process made the token first, keep theirs.
+        if not atomic_write(path, (value + "\n").encode(), 0o600, exclusive=True):
             value = path.read_text().strip()
-        finally:
-            tmp.unlink(missing_ok=True)
         return value

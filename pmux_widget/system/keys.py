@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import libtmux
 
-from ..core.model import TmuxLocation
+from pmux_widget.core.model import TmuxLocation
+
 from . import processes
 from .tmux import PaneInfo, list_panes
 

@@ -105,8 +105,11 @@ def pid_alive(pid: int) -> bool:
     """The pid exists and is not a zombie.
 
     On Linux one read of ``/proc/<pid>/stat`` (the liveness loop calls this for every session
-    every 2 s: it must cost next to nothing); elsewhere psutil.
+    every 2 s: it must cost next to nothing); elsewhere psutil. The one liveness test of the
+    package: PID files (:mod:`pmux_widget.claude.pidfiles`) and hubs' runtime files use it.
     """
+    if pid <= 0:
+        return False
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
@@ -114,12 +117,13 @@ def pid_alive(pid: int) -> bool:
         return False
     except OSError:
         try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+            status = psutil.Process(pid).status()
+            return status not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
         except (psutil.Error, OSError):
             return False
     # "pid (comm) S ...": the state follows the last ")" (comm may contain spaces and parens)
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
-    return state not in (b"Z", b"X", b"")
+    return state not in (b"Z", b"X", b"x", b"")
 
 
 def children_map() -> dict[int, list[int]]:

@@ -41,7 +41,7 @@ from pmux_widget.demo.claude_cli import (
     ensure_cli,
 )
 from pmux_widget.demo.scripted_model import ScriptedModel
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub as Hub  # a Hub with its file sources
 from pmux_widget.system.home import PmuxHome
 
 from .tracking import TIMINGS, TIMINGS_FILE, Timings, Tracked

@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from devtools.record import Observer
-from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude, encode_project_dir, wait_until
+from pmux_widget.claude.paths import encode_project_dir
+from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude
 from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
+
+from ..helpers import wait_until
 
 # Tests using the CLI fixtures are marked ``real_claude`` by conftest; the harness unit tests at
 # the end need no CLI.

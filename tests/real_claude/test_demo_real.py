@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.assemble import make_hub as Hub  # a Hub with its file sources
 
 from ..helpers import wait_until
 from ..test_demo import STATES, DemoProcess, Observer, save_timings

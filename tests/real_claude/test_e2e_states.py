@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable
 
 from pmux_widget.core.model import Session, State, Tokens
-from pmux_widget.demo.claude_cli import TmuxClaude, read_jsonl, wait_until
+from pmux_widget.demo.claude_cli import TmuxClaude, read_jsonl
 from pmux_widget.demo.scripted_model import load_scenarios
 
+from ..helpers import wait_until
 from .tracking import PidSampler, Seen, Timings, Tracked
 
 SCENARIOS = {s["name"]: s for s in load_scenarios()}

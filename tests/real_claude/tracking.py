@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.core.model import Change, Session
-from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude, wait_until
+from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.hub import Hub
+
+from ..helpers import wait_until
 
 __all__ = ["TIMINGS", "TIMINGS_FILE", "ChangeLog", "PidSampler", "Seen", "Timings", "Tracked"]
 

@@ -1,0 +1,152 @@
+"""``pmux-widget doctor``: what the hooks need, checked one line at a time. Hubs are checked
+over HTTP (``GET /api/health``), never by importing the runtime.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import shutil
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from pmux_widget.system.home import PmuxHome
+
+from .hubs import live_hubs
+from .install import hooks_status
+from .spool import spooled_count
+
+__all__ = ["DoctorCheck", "doctor"]
+
+
+@dataclass(frozen=True)
+class DoctorCheck:
+    """One line of ``pmux-widget doctor``: ``message`` says what is fine or what to do."""
+
+    name: str
+    ok: bool
+    message: str
+    optional: bool = False
+
+
+def _health(port: int, timeout: float) -> str | None:
+    """None if ``GET /api/health`` answers ``{"ok": true}``, else why not."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"http://127.0.0.1:{port}/api/health", timeout=timeout) as response:
+            body = json.loads(response.read(65536) or b"null")
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED:
+            return "connection refused"
+        return str(reason) or type(exc).__name__
+    if isinstance(body, dict) and body.get("ok") is True:
+        return None
+    return "unexpected answer"
+
+
+def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> list[DoctorCheck]:
+    """Check what the hooks need, one :class:`DoctorCheck` per line. Never raises."""
+    checks: list[DoctorCheck] = []
+    claude_dir = Path(claude_home_dir)
+    if claude_dir.is_dir():
+        checks.append(DoctorCheck("claude config dir", True, f"{claude_dir}"))
+    else:
+        checks.append(
+            DoctorCheck(
+                "claude config dir",
+                False,
+                f"{claude_dir} not found: install Claude Code and run it once, "
+                "or set CLAUDE_CONFIG_DIR",
+            )
+        )
+    status = hooks_status(claude_dir / "settings.json", home)
+    checks.append(DoctorCheck("hooks", status.ok, status.message))
+    if status.script_exists and not status.script_current:
+        checks.append(
+            DoctorCheck(
+                "hook script",
+                False,
+                f"{home.hook_script} differs from this version's: run `pmux-widget install`",
+            )
+        )
+    elif status.script_exists:
+        checks.append(DoctorCheck("hook script", status.script_executable, str(home.hook_script)))
+    else:
+        checks.append(
+            DoctorCheck(
+                "hook script", False, f"{home.hook_script} missing: run `pmux-widget install`"
+            )
+        )
+    token = home.token_file
+    if token.is_file():
+        mode = token.stat().st_mode & 0o777
+        checks.append(
+            DoctorCheck(
+                "token",
+                mode & 0o077 == 0,
+                f"{token}" if mode & 0o077 == 0 else f"{token} is {mode:o}: chmod 600 {token}",
+            )
+        )
+    else:
+        checks.append(DoctorCheck("token", False, f"{token} missing: run `pmux-widget install`"))
+    curl = shutil.which("curl")
+    checks.append(
+        DoctorCheck("curl", True, curl)
+        if curl
+        else DoctorCheck("curl", False, "curl not found on PATH: install curl (apt install curl)")
+    )
+    checks.append(_hub_check(home, timeout))
+    tmux = shutil.which("tmux")
+    checks.append(
+        DoctorCheck("tmux", True, tmux, optional=True)
+        if tmux
+        else DoctorCheck(
+            "tmux",
+            False,
+            "tmux not found (optional: sessions are then grouped by project)",
+            optional=True,
+        )
+    )
+    return checks
+
+
+def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:
+    spooled = spooled_count(home)
+    waiting = f"; {spooled} spooled events wait for it" if spooled else ""
+    try:
+        files = sorted(home.runtime_dir.glob("*.json"))
+    except OSError:
+        files = []
+    if not files:
+        return DoctorCheck(
+            "hub",
+            False,
+            "no hub running: call pmux_widget.start() (or show()) in a notebook, "
+            f"or run `pmux-widget serve`{waiting}",
+        )
+    reachable, problems = [], []
+    live = {hub.path: hub for hub in live_hubs(home)}
+    for path in files:
+        hub = live.get(path)
+        if hub is None:
+            problems.append(f"{path.name}: stale (process gone or bad file)")
+            continue
+        why = _health(hub.port, timeout)
+        if why is None:
+            reachable.append(f"127.0.0.1:{hub.port} (pid {hub.pid})")
+        else:
+            problems.append(f"{path.name}: port {hub.port}: {why}")
+    if reachable:
+        extra = f" ({'; '.join(problems)})" if problems else ""
+        return DoctorCheck("hub", True, f"reachable: {', '.join(reachable)}{extra}{waiting}")
+    return DoctorCheck(
+        "hub",
+        False,
+        f"no hub reachable ({'; '.join(problems)}): start one with pmux_widget.start() "
+        f"or `pmux-widget serve`{waiting}",
+    )

@@ -1,0 +1,382 @@
+"""Our hooks in Claude's settings: install, uninstall, a ``--settings`` file, and status.
+
+Which entries are ours, what is kept and what is refused: ``docs/hooks.md`` ("Settings
+entries"). The JSON editing itself is :mod:`.settings_json`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.system.files import atomic_write
+from pmux_widget.system.home import PmuxHome
+
+from .script import hook_entry, is_our_command, render_script, write_script
+from .settings_json import Layout, SettingsError, dump, read_settings, write_settings
+
+__all__ = [
+    "HooksStatus",
+    "InstallResult",
+    "UninstallResult",
+    "default_settings_file",
+    "hooks_status",
+    "install",
+    "install_settings_file",
+    "uninstall",
+]
+
+_RECORD_NAME = "installed.json"
+
+
+def _is_our_hook(hook: object, home: PmuxHome | None) -> bool:
+    return isinstance(hook, dict) and is_our_command(hook.get("command"), home)
+
+
+def _matches_all(group: dict[str, Any]) -> bool:
+    return group.get("matcher") in (None, "", "*")
+
+
+def default_settings_file(claude_home: str | os.PathLike[str] | None = None) -> Path:
+    """``<claude config dir>/settings.json`` (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``)."""
+    return ClaudeHome.resolve(claude_home).settings_file
+
+
+def _record_path(home: PmuxHome) -> Path:
+    return home.hooks_dir / _RECORD_NAME
+
+
+def _load_records(home: PmuxHome) -> dict[str, Any]:
+    try:
+        data = json.loads(_record_path(home).read_text())
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    return files if isinstance(files, dict) else {}
+
+
+def _save_records(home: PmuxHome, files: dict[str, Any]) -> None:
+    home.hooks_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = json.dumps({"version": 1, "files": files}, indent=2, sort_keys=True) + "\n"
+    atomic_write(_record_path(home), data.encode(), 0o600)
+
+
+def _record_key(settings_file: Path) -> str:
+    return os.path.realpath(settings_file)
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What :func:`install` did. ``message`` is for humans."""
+
+    settings_file: Path
+    changed: bool
+    created: bool
+    backup: Path | None
+    script: Path
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class UninstallResult:
+    """What :func:`uninstall` did. ``message`` is for humans."""
+
+    settings_file: Path
+    changed: bool
+    backup: Path | None
+    removed: int
+    message: str
+
+
+def _same_entry(hook: object, wanted: dict[str, Any]) -> bool:
+    """Exactly ``wanted``: same keys, order, values and types (``5.0`` is not ``5``)."""
+    return isinstance(hook, dict) and dump(hook, Layout()) == dump(wanted, Layout())
+
+
+def _merge_ours(doc: dict[str, Any], home: PmuxHome) -> tuple[list[str], list[str], bool]:
+    """Put our entry on every event of HOOK_EVENTS, in place; returns (added, updated, found).
+
+    The first entry of ours sitting in a match-all group is kept (and rewritten if outdated);
+    every other entry of ours is removed, with the groups that only held it.
+    """
+    wanted = hook_entry(home)
+    hooks = doc.setdefault("hooks", {})
+    added: list[str] = []
+    updated: list[str] = []
+    found_any = False
+    for event in HOOK_EVENTS:
+        groups = hooks.setdefault(event, [])
+        spots = [
+            (g, h)
+            for g, group in enumerate(groups)
+            for h, hook in enumerate(group.get("hooks") or [])
+            if _is_our_hook(hook, home)
+        ]
+        found_any = found_any or bool(spots)
+        keep = next(((g, h) for g, h in spots if _matches_all(groups[g])), None)
+        changed = False
+        if keep is not None and not _same_entry(groups[keep[0]]["hooks"][keep[1]], wanted):
+            groups[keep[0]]["hooks"][keep[1]] = dict(wanted)
+            changed = True
+        drop = {spot for spot in spots if spot != keep}
+        for g in sorted({g for g, _ in drop}, reverse=True):
+            changed = True
+            group = groups[g]
+            group["hooks"] = [hook for h, hook in enumerate(group["hooks"]) if (g, h) not in drop]
+            if not group["hooks"]:
+                del groups[g]
+        if keep is None:
+            groups.append({"hooks": [dict(wanted)]})
+        if keep is None and not spots:
+            added.append(event)
+        elif changed:
+            updated.append(event)
+    # Entries of ours on events we no longer register (an older version's) go.
+    removed, events = _remove_ours(doc, home, None, skip=HOOK_EVENTS)
+    return added, updated + events, found_any or bool(removed)
+
+
+def install(claude_settings_file: Path, home: PmuxHome) -> InstallResult:
+    """Install our hooks into a Claude ``settings.json`` (rules: ``docs/hooks.md``).
+
+    Also writes the hook script and creates the token. Raises :class:`SettingsError` for a
+    malformed file (left byte-for-byte untouched) or when the file cannot be written.
+    """
+    path = Path(claude_settings_file)
+    original, doc, layout = read_settings(path)
+    home.ensure()
+    home.token()
+    script = write_script(home)
+    before = dump(doc, layout)
+    hooks_existed = "hooks" in doc
+    hooks_before = doc.get("hooks") or {}
+    events_existed = [event for event in HOOK_EVENTS if event in hooks_before]
+    added, updated, found_any = _merge_ours(doc, home)
+    after = dump(doc, layout)
+    changed = original is None or after != before
+    backup = None
+    if changed:
+        backup = write_settings(path, original, after)
+        records = _load_records(home)
+        key = _record_key(path)
+        record = records.get(key) if found_any else None
+        if not isinstance(record, dict):
+            record = {"hooks_existed": hooks_existed and not found_any, "events_existed": []}
+        known = set(record.get("events_existed") or [])
+        known.update(event for event in added if event in events_existed)
+        record["events_existed"] = sorted(known)
+        records[key] = record
+        with contextlib.suppress(OSError):  # best effort: only refines a later uninstall
+            _save_records(home, records)
+    if not changed:
+        message = f"{path}: hooks already installed, nothing to change"
+    elif original is None:
+        message = f"{path}: created with hooks for {len(HOOK_EVENTS)} events"
+    else:
+        parts = []
+        if added:
+            parts.append(f"added for {len(added)} events")
+        if updated:
+            parts.append(f"updated for {len(updated)} events")
+        message = f"{path}: hooks {', '.join(parts) or 'rewritten'} (backup: {backup})"
+    return InstallResult(
+        settings_file=path,
+        changed=changed,
+        created=original is None,
+        backup=backup,
+        script=script,
+        added=tuple(added),
+        updated=tuple(updated),
+        message=message,
+    )
+
+
+def _remove_ours(
+    doc: dict[str, Any],
+    home: PmuxHome,
+    record: dict[str, Any] | None,
+    skip: Iterable[str] = (),
+) -> tuple[int, list[str]]:
+    """Remove our hook objects and what became empty by that, except on ``skip`` events.
+
+    Returns (how many hook objects were removed, the events they were removed from).
+    """
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0, []
+    keep_events = set((record or {}).get("events_existed") or [])
+    skip = set(skip)
+    removed = 0
+    events = []
+    for event in [event for event in hooks if event not in skip]:
+        groups = hooks[event]
+        touched = False
+        for g in range(len(groups) - 1, -1, -1):
+            group = groups[g]
+            inner = group.get("hooks")
+            if not isinstance(inner, list):
+                continue
+            kept = [hook for hook in inner if not _is_our_hook(hook, home)]
+            if len(kept) == len(inner):
+                continue
+            removed += len(inner) - len(kept)
+            touched = True
+            if kept:
+                group["hooks"] = kept
+            else:
+                del groups[g]
+        if touched:
+            events.append(event)
+            if not groups and event not in keep_events:
+                del hooks[event]
+    if removed and not hooks and not (record or {}).get("hooks_existed"):
+        del doc["hooks"]
+    return removed, events
+
+
+def uninstall(settings_file: Path, home: PmuxHome) -> UninstallResult:
+    """Remove exactly our hook entries from a settings file (idempotent).
+
+    Raises :class:`SettingsError` for a malformed file (left untouched).
+    """
+    path = Path(settings_file)
+    original, doc, layout = read_settings(path)
+    if original is None:
+        return UninstallResult(path, False, None, 0, f"{path}: does not exist, nothing to do")
+    records = _load_records(home)
+    key = _record_key(path)
+    record = records.get(key)
+    removed, _ = _remove_ours(doc, home, record if isinstance(record, dict) else None)
+    if not removed:
+        return UninstallResult(path, False, None, 0, f"{path}: no pmux-widget hooks found")
+    backup = write_settings(path, original, dump(doc, layout))
+    if key in records:
+        del records[key]
+        with contextlib.suppress(OSError):
+            _save_records(home, records)
+    return UninstallResult(
+        path, True, backup, removed, f"{path}: removed {removed} hooks (backup: {backup})"
+    )
+
+
+def install_settings_file(home: PmuxHome) -> Path:
+    """Write ``hooks/hooks.json``: a settings document with only our hooks.
+
+    For ``claude --settings <file>`` (Claude adds the hooks of that file to the user's). Also
+    writes the hook script and creates the token.
+    """
+    home.ensure()
+    home.token()
+    write_script(home)
+    doc = {"hooks": {event: [{"hooks": [hook_entry(home)]}] for event in HOOK_EVENTS}}
+    data = dump(doc, Layout())
+    path = home.hooks_json
+    try:
+        if path.read_bytes() == data:
+            return path
+    except OSError:
+        pass
+    atomic_write(path, data, 0o600)
+    return path
+
+
+@dataclass(frozen=True)
+class HooksStatus:
+    """Whether our hooks are installed in a settings file, and usable.
+
+    ``installed``: every event has an entry of ours. ``ok``: installed, every entry is exactly
+    the current one, the script exists and is executable, hooks are not disabled.
+    """
+
+    settings_file: Path
+    events_installed: tuple[str, ...] = ()
+    events_missing: tuple[str, ...] = HOOK_EVENTS
+    events_outdated: tuple[str, ...] = ()
+    script_exists: bool = False
+    script_executable: bool = False
+    script_current: bool = False
+    disabled: bool = False
+    error: str | None = None
+    message: str = ""
+
+    @property
+    def installed(self) -> bool:
+        return self.error is None and not self.events_missing
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.installed
+            and not self.events_outdated
+            and self.script_executable
+            and not self.disabled
+        )
+
+
+def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
+    """Inspect a settings file (never raises): for ``doctor`` and the widget's banner."""
+    path = Path(settings_file)
+    script = home.hook_script
+    exists = script.is_file()
+    executable = exists and os.access(script, os.X_OK)
+    try:
+        current = exists and script.read_text() == render_script(home)
+    except (OSError, UnicodeDecodeError):
+        current = False
+    base = HooksStatus(
+        settings_file=path,
+        script_exists=exists,
+        script_executable=executable,
+        script_current=current,
+    )
+    try:
+        original, doc, _ = read_settings(path)
+    except SettingsError as exc:
+        return replace(base, error=exc.problem, message=exc.message)
+    wanted = hook_entry(home)
+    hooks = doc.get("hooks") or {}
+    installed: list[str] = []
+    missing: list[str] = []
+    outdated: list[str] = []
+    for event in HOOK_EVENTS:
+        ours = [
+            hook
+            for group in hooks.get(event) or []
+            for hook in group.get("hooks") or []
+            if _is_our_hook(hook, home)
+        ]
+        (installed if ours else missing).append(event)
+        if ours and ours != [wanted]:
+            outdated.append(event)
+    disabled = doc.get("disableAllHooks") is True
+    status = replace(
+        base,
+        events_installed=tuple(installed),
+        events_missing=tuple(missing),
+        events_outdated=tuple(outdated),
+        disabled=disabled,
+    )
+    if original is None or not installed:
+        message = f"hooks not installed in {path}: run `pmux-widget install`"
+    elif missing:
+        message = f"hooks missing for {', '.join(missing)} in {path}: run `pmux-widget install`"
+    elif outdated:
+        message = f"hooks outdated (path or timeout) in {path}: run `pmux-widget install`"
+    elif not exists:
+        message = f"hook script missing ({script}): run `pmux-widget install`"
+    elif not executable:
+        message = f"hook script not executable ({script}): run `pmux-widget install`"
+    elif disabled:
+        message = f'"disableAllHooks": true in {path}: Claude Code runs no hooks'
+    else:
+        message = f"hooks installed in {path} for all {len(HOOK_EVENTS)} events"
+    return replace(status, message=message)

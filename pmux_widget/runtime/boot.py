@@ -1,0 +1,164 @@
+"""The boot sequence, written once: recover the persisted sessions, replay the spool, scan
+the PID files, re-verify what a restart left ``unknown``, then apply the live PID files.
+
+The hub runs the first two steps before it listens and its file sources run the rest once it
+does; the file-only snapshot (``pmux-widget status`` with no hub) runs them all in a row,
+reading and never writing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.claude.pidfiles import is_alive, scan_pid_files
+from pmux_widget.core.model import Session, State, TranscriptEnding
+from pmux_widget.core.signals import (
+    HookSignal,
+    HubRestart,
+    Invalid,
+    PidFile,
+    PidRecord,
+    Recover,
+    Signal,
+    parse_hook,
+)
+from pmux_widget.hooks.spool import clean_spool_temp, read_spool, remove_spool_entries
+from pmux_widget.system import processes
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.projects import project_name
+
+__all__ = [
+    "PidScan",
+    "live_pid_file",
+    "recover_from_files",
+    "recovery_signal",
+    "replay_spool",
+    "restore",
+    "scan_pids",
+    "transcript_path",
+]
+
+log = logging.getLogger(__name__)
+
+Apply = Callable[[Signal], object]
+
+
+@dataclass(frozen=True)
+class PidScan:
+    """One valid PID file, and whether the process that wrote it still runs."""
+
+    path: str
+    record: PidRecord
+    alive: bool
+
+
+def restore(persisted: Iterable[Session], apply: Apply) -> None:
+    """Step 1: the sessions the store kept, as of the last hub (all re-verified later)."""
+    sessions = tuple(persisted)
+    if sessions:
+        apply(HubRestart(at=now_ms(), live=False, sessions=sessions))
+
+
+def replay_spool(
+    home: PmuxHome, accept: Callable[[HookSignal, int], object], *, consume: bool
+) -> int:
+    """Step 2: hooks fired while no hub ran, in the order they were sent. ``consume``: remove
+    the replayed files (a hub); the snapshot leaves them for the next hub. Returns how many
+    were accepted."""
+    if consume:
+        clean_spool_temp(home)
+    entries = read_spool(home)
+    accepted = 0
+    for entry in entries:
+        if entry.error:
+            log.warning("spooled hook %s unreadable: %s", entry.path, entry.error)
+            continue
+        signal = parse_hook(entry.payload_bytes, at=entry.sent, live=False, pane=entry.pane)
+        if isinstance(signal, Invalid):
+            log.warning("spooled hook %s rejected: %s", entry.path, signal.reason)
+            continue
+        accept(signal, entry.ppid)
+        accepted += 1
+    if consume and entries:
+        remove_spool_entries(entries)
+    return accepted
+
+
+def scan_pids(claude: ClaudeHome) -> list[PidScan]:
+    """Step 3 (blocking: a worker thread in the hub): every valid PID file, checked alive."""
+    found = []
+    for path, record in scan_pid_files(claude):
+        if isinstance(record, Invalid):
+            log.debug("ignoring PID file %s: %s", path, record.reason)
+            continue
+        found.append(PidScan(str(path), record, is_alive(record)))
+    return found
+
+
+def transcript_path(
+    claude: ClaudeHome, session: Session, record: PidRecord | None = None
+) -> str | None:
+    """The hook's path (authoritative), else derived from the PID file's cwd and id."""
+    if session.transcript_path:
+        return session.transcript_path
+    cwd = record.cwd if record is not None else session.cwd
+    if cwd:
+        return str(transcript_path_for(claude, cwd, session.session_id))
+    return None
+
+
+def recovery_signal(
+    session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
+) -> Recover:
+    """The facts that re-verify an ``unknown`` session: its process, PID file, transcript."""
+    running: bool | None
+    if record is not None and alive:
+        running = True
+    elif session.pid is not None:
+        running = processes.pid_alive(session.pid) and (
+            processes.claude_ancestor(session.pid) == session.pid
+        )
+    else:
+        running = False if record is not None else None
+    return Recover(
+        at=now_ms(),
+        live=False,
+        session_id=session.session_id,
+        process_running=running,
+        pid_status=record.status if record is not None and alive else None,
+        transcript_ending=ending,
+    )
+
+
+def live_pid_file(record: PidRecord, *, live: bool = True) -> PidFile:
+    """The signal of a live process's PID file (its project named as a hook's would be)."""
+    return PidFile(
+        at=record.event_time or now_ms(),
+        live=live,
+        record=record,
+        project=project_name(record.cwd),
+    )
+
+
+async def recover_from_files(
+    claude: ClaudeHome,
+    scans: list[PidScan],
+    fleet: Callable[[], Mapping[str, Session]],
+    apply: Apply,
+    read_ending: Callable[[Session, str], Awaitable[TranscriptEnding | None]],
+) -> None:
+    """Steps 4 and 5: re-verify each ``unknown`` session (its PID file, process and how its
+    transcript ends, read by ``read_ending``), then apply every live PID file."""
+    by_session = {scan.record.session_id: (scan.record, scan.alive) for scan in scans}
+    for session in [s for s in fleet().values() if s.state is State.UNKNOWN]:
+        record, alive = by_session.get(session.session_id, (None, False))
+        path = transcript_path(claude, session, record)
+        ending = await read_ending(session, path) if path is not None else None
+        apply(recovery_signal(session, record, alive, ending))
+    for scan in scans:
+        if scan.alive:
+            apply(live_pid_file(scan.record, live=False))

@@ -1,0 +1,23 @@
+"""The order sessions are shown in (most urgent first) and the ``{"sessions", "counts"}``
+answer built from a fleet: shared by the hub, the file-only snapshot and the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pmux_widget.core.model import Session, count_states, priority_rank
+
+__all__ = ["fleet_json", "sort_key"]
+
+
+def sort_key(session: Session) -> tuple[int, str, str]:
+    """Most urgent state first, then project, then session id (a stable order)."""
+    return (priority_rank(session.state), session.project or "", session.session_id)
+
+
+def fleet_json(sessions: Iterable[Session]) -> dict[str, Any]:
+    """``{"sessions": [...], "counts": {...}}`` as in the contract (``GET /api/sessions``)."""
+    ordered = sorted(sessions, key=sort_key)
+    return {"sessions": [s.to_json() for s in ordered], "counts": count_states(ordered)}

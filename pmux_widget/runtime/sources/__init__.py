@@ -1,0 +1,105 @@
+"""The hub's signal sources besides HTTP, read from files and processes: PID files
+(:mod:`.pidfiles`), transcripts (:mod:`.transcripts`), process exits (:mod:`.liveness`) and
+the poller (:mod:`.poller`). Each turns a part of the world into signals for the hub; none
+decides a state. :class:`FileSources` starts them together after the boot sequence's file
+steps (:func:`pmux_widget.runtime.boot.recover_from_files`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.claude.tailer import TranscriptTailer
+
+from ..boot import recover_from_files, scan_pids
+from ..protocols import HubView
+from .liveness import ExitWatcher
+from .pidfiles import PidFileWatcher
+from .poller import poll_interval, poll_once
+from .runner import Runner
+from .transcripts import TranscriptFollower, followed
+
+__all__ = ["FileSources", "followed", "poll_interval"]
+
+log = logging.getLogger(__name__)
+
+
+class FileSources:
+    """The file and process sources of one hub (a :class:`~..protocols.SourceFactory`):
+    :meth:`start` recovers and starts watching, :meth:`stop` cancels everything."""
+
+    def __init__(self, hub: HubView) -> None:
+        self.hub = hub
+        self.claude = ClaudeHome.resolve(hub.claude_dir)
+        self.runner = Runner()
+        self.follower = TranscriptFollower(hub, self.claude, self.runner)
+        self.pid_files = PidFileWatcher(hub, self.claude, self.runner, self.follower)
+        self.exits = ExitWatcher(hub, self.runner)
+        self.tasks: list[asyncio.Task[Any]] = []
+        self._unlisten = [
+            hub.add_listener(self.exits.on_changes),
+            hub.add_listener(self.follower.on_changes),
+        ]
+
+    # what tests and the harness look at
+    @property
+    def tailers(self) -> dict[str, TranscriptTailer]:
+        return self.follower.tailers
+
+    @property
+    def watched_roots(self) -> list[Path]:
+        return self.follower.watched_roots
+
+    async def start(self) -> None:
+        scans = await self.runner.probe(scan_pids, self.claude)
+        for scan in scans:
+            self.pid_files.remember(scan.path, scan.record)
+        await recover_from_files(
+            self.claude, scans, lambda: self.hub.fleet, self.hub.apply, self.follower.read_ending
+        )
+        for session in list(self.hub.fleet.values()):
+            self.follower.track(session)
+        await self.follower.tail_all(first_read=True)
+        self.tasks = [
+            asyncio.ensure_future(self.pid_files.watch()),
+            asyncio.ensure_future(self.follower.watch()),
+            asyncio.ensure_future(self._poll_loop()),
+            asyncio.ensure_future(self.exits.loop()),
+        ]
+
+    async def stop(self) -> None:
+        for unlisten in self._unlisten:
+            unlisten()
+        self.runner.stop_event.set()
+        self.follower.wake()
+        tasks = [*self.tasks, *self.runner.background]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.follower.save_cursors()
+        self.exits.close()
+        self.runner.close()
+
+    async def _poll_loop(self) -> None:
+        while True:
+            await self.runner.sleep(poll_interval(len(self.hub.fleet)))
+            if self.runner.stopped:  # (sleep wakes at once when the hub stops)
+                return
+            try:
+                await self.poll_once()  # an attribute lookup: the benchmarks time it
+            except Exception:
+                log.exception("poll failed")
+
+    async def poll_once(self) -> None:
+        """Re-read the PID files, discover panes, processes and ports, run the safety net,
+        then read the followed transcripts."""
+        await self.pid_files.rescan()
+        await poll_once(self.hub, self.runner)
+        await self.follower.tail_all()

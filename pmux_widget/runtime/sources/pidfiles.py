@@ -1,0 +1,133 @@
+"""The PID-file watcher: ``<config>/sessions/<pid>.json`` as watchfiles sees it change. A live
+process's file becomes a ``PidFile`` signal; a removed one, once its process is confirmed
+gone, a ``ProcessGone``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import watchfiles
+
+from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.claude.pidfiles import is_alive, read_pid_file
+from pmux_widget.core.model import State
+from pmux_widget.core.signals import Invalid, PidRecord, ProcessGone
+from pmux_widget.system import processes
+from pmux_widget.system.clock import now_ms
+
+from ..boot import live_pid_file, scan_pids
+from ..protocols import HubView
+from .runner import WATCH_OPTIONS, Runner
+from .transcripts import TranscriptFollower
+
+__all__ = ["GONE_RECHECK_S", "PID_IDLE_SETTLE_S", "PidFileWatcher"]
+
+log = logging.getLogger(__name__)
+
+#: After a PID file disappears, check the pid again this much later (confirms "gone").
+GONE_RECHECK_S = 1.5
+#: Wait this long after a hookless PID ``idle`` for the transcript to catch up.
+PID_IDLE_SETTLE_S = 0.35
+#: While ``sessions/`` does not exist yet (the first Claude ever run here creates it), look
+#: for it this often.
+DIR_RETRY_S = 0.25
+
+
+class PidFileWatcher:
+    """The PID files of one hub's config dir, as last read (hub thread)."""
+
+    def __init__(
+        self, hub: HubView, claude: ClaudeHome, runner: Runner, follower: TranscriptFollower
+    ) -> None:
+        self.hub = hub
+        self.claude = claude
+        self.runner = runner
+        self.follower = follower
+        self.pid_files: dict[str, PidRecord] = {}  # PID-file path → last record
+
+    def remember(self, path: str, record: PidRecord) -> None:
+        self.pid_files[path] = record
+
+    async def watch(self) -> None:
+        directory = self.claude.sessions_dir
+        runner = self.runner
+        while not runner.stopped:
+            if not directory.is_dir():
+                await runner.sleep(DIR_RETRY_S)
+                continue
+            await self.rescan()
+            # A PID file written between that scan and the watch being in place raises no
+            # event: scan once more when it is.
+            runner.spawn(runner.after_watch_start(self.rescan))
+            try:
+                async for changes in watchfiles.awatch(
+                    directory, stop_event=runner.stop_event, recursive=False, **WATCH_OPTIONS
+                ):
+                    await self._on_changes(changes)
+            except (FileNotFoundError, RuntimeError, OSError) as exc:
+                log.debug("PID-file watcher restarting: %s", exc)
+                await runner.sleep(1.0)
+
+    async def rescan(self) -> None:
+        scans = await self.runner.probe(scan_pids, self.claude)
+        seen = set()
+        for scan in scans:
+            seen.add(scan.path)
+            known = self.pid_files.get(scan.path)
+            self.pid_files[scan.path] = scan.record
+            if scan.alive and known != scan.record:
+                self.hub.apply(live_pid_file(scan.record))
+        for path in set(self.pid_files) - seen:
+            await self._removed(path)
+
+    async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        for change, path in sorted(changes, key=lambda c: c[1]):
+            if not Path(path).name.removesuffix(".json").isdigit():
+                continue
+            if change is watchfiles.Change.deleted:
+                await self._removed(path)
+                continue
+            record = read_pid_file(Path(path))
+            if isinstance(record, Invalid):
+                continue  # torn write or garbage: the next write event brings the real one
+            self.pid_files[path] = record
+            alive = await self.runner.probe(is_alive, record)
+            if alive:
+                self.runner.spawn(self._apply(record))
+
+    async def _apply(self, record: PidRecord) -> None:
+        """Apply a live PID file; a hookless ``idle`` first lets the transcript settle.
+
+        Measured: the PID file turns idle 85-185 ms before the Esc marker (or the /clear and
+        /compact records) reach the transcript, and the PID-only rule needs them to tell a
+        finished turn (review) from an interrupted one (idle). Leaving a dialog too: its busy
+        moment can be too short to see, and only the transcript tells an approval that ran to
+        its end from a dismissal. A newer PID file applied in the meantime wins: the tracker
+        orders by ``statusUpdatedAt``.
+        """
+        session = self.hub.fleet.get(record.session_id)
+        settle = (
+            record.status == "idle"
+            and session is not None
+            and not session.hooked
+            and session.state in (State.BUSY, State.UNKNOWN, State.NEEDS_INPUT)
+        )
+        if settle and session is not None:
+            await self.runner.sleep(PID_IDLE_SETTLE_S)
+            path = self.follower.path_of(session, record)
+            if path is not None:
+                self.follower.path_owner.setdefault(path, record.session_id)
+                await self.follower.tail([path])
+        self.hub.apply(live_pid_file(record))
+
+    async def _removed(self, path: str) -> None:
+        record = self.pid_files.pop(path, None)
+        if record is None:
+            return
+        for _ in range(2):  # confirmed twice (the tracker counts the strikes)
+            if await self.runner.probe(processes.pid_alive, record.pid):
+                return
+            self.hub.apply(ProcessGone(at=now_ms(), session_id=record.session_id, pid=record.pid))
+            await self.runner.sleep(GONE_RECHECK_S)
