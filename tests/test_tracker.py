@@ -13,6 +13,7 @@ import pytest
 
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import (
+    ACTION_WINDOW_MS,
     CAUSES,
     Session,
     SessionChanges,
@@ -572,6 +573,68 @@ def test_dismiss_other_states_unchanged(start):
     assert run.state is start
 
 
+# --------------------------------------------------------------------- actions
+
+
+def test_action_approve_is_the_source_of_the_state_it_leads_to():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash", tool_input={"command": "make"})
+    run(s.ActionTaken(at=t + 100, session_id=SID, action="approve"))
+    assert run.state is State.NEEDS_INPUT  # the action alone moves nothing
+    assert run.session.source == "hook:PermissionRequest"
+    run.pid("busy", at=t + 250)
+    assert run.state is State.BUSY and run.session.source == "action:approve"
+    assert run.session.tracking.cause == "pid:busy"  # the rules still see the real signal
+    run.hook("Stop", at=t + 900)
+    assert run.session.source == "hook:Stop"  # one state change only
+    assert [n.state for n in run.notifications()] == [State.NEEDS_INPUT, State.REVIEW]
+
+
+@pytest.mark.parametrize(
+    ("action", "then", "state"),
+    [
+        ("deny", ("pid", "idle"), State.IDLE),
+        ("interrupt", ("marker", None), State.IDLE),
+        ("send", ("hook", "UserPromptSubmit"), State.BUSY),
+    ],
+)
+def test_each_action_names_the_next_state(action, then, state):
+    run = busy_run()
+    t = run.now
+    if action == "send":
+        run.hook("Stop", at=t)
+    else:
+        run.hook("PermissionRequest", at=t, tool_name="Bash", tool_input={"command": "make"})
+    run(s.ActionTaken(at=t + 100, session_id=SID, action=action))
+    kind, value = then
+    if kind == "pid":
+        run.pid(value, at=t + 300)
+    elif kind == "marker":
+        run(s.TranscriptInterrupt(at=t + 300, session_id=SID))
+    else:
+        run.hook(value, at=t + 300, prompt="go on")
+    assert run.state is state and run.session.source == f"action:{action}"
+
+
+def test_a_stale_action_names_nothing():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash", tool_input={"command": "make"})
+    run(s.ActionTaken(at=t, session_id=SID, action="approve"))
+    run.pid("busy", at=t + ACTION_WINDOW_MS + 1)
+    assert run.state is State.BUSY and run.session.source == "pid:busy"
+    assert run.session.tracking.action is None
+
+
+def test_an_action_survives_the_store():
+    run = busy_run()
+    run(s.ActionTaken(at=run.now, session_id=SID, action="interrupt"))
+    restored = Session.from_record(run.session.to_record())
+    assert restored.tracking.action == "interrupt"
+    assert restored.tracking.action_at == run.now
+
+
 # --------------------------------------------------------------------- restart recovery
 
 
@@ -871,7 +934,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
     json_keys = list(OLD_RECORD)[: len(session.to_json())]
     assert json.dumps(session.to_json()) == json.dumps({k: OLD_RECORD[k] for k in json_keys})
     record = json.loads(json.dumps(session.to_record()))
-    assert record == {**OLD_RECORD, "cause": "pid:idle"}
+    assert record == {**OLD_RECORD, "cause": "pid:idle", "action": None, "action_at": 0}
     assert Session.from_record(record) == session
 
 

@@ -16,11 +16,14 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
+    "ACTION_NAMES",
+    "ACTION_WINDOW_MS",
     "ATTENTION_STATES",
     "CAUSES",
     "PID_STATUSES",
     "PRIORITY",
     "TRANSCRIPT_ENDINGS",
+    "ActionName",
     "Cause",
     "Change",
     "HookEvent",
@@ -235,6 +238,12 @@ Cause = Literal[
     "recovery:pid:shell",
 ]
 
+#: What a user can do to a session from the widget, the API, the CLI or HTTP.
+ActionName = Literal["approve", "deny", "interrupt", "send"]
+ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
+#: An action is the source of the state it leads to if that state comes within this time.
+ACTION_WINDOW_MS = 30_000
+
 PID_STATUSES: frozenset[PidStatus] = frozenset(get_args(PidStatus))
 TRANSCRIPT_ENDINGS: frozenset[TranscriptEnding] = frozenset(get_args(TranscriptEnding))
 CAUSES: frozenset[Cause] = frozenset(get_args(Cause))
@@ -318,6 +327,9 @@ class Tracking:
     pane: str | None = None
     #: an earlier session of the same Claude process sent hooks: this one's will come too
     process_hooked: bool = False
+    #: the last action delivered to this session and when: the state it leads to shows it
+    action: ActionName | None = None
+    action_at: int = 0
 
     @property
     def hooked(self) -> bool:
@@ -341,6 +353,8 @@ class Tracking:
         known["pid_status"] = as_pid_status(known.get("pid_status"))
         known["transcript_end"] = as_ending(known.get("transcript_end"))
         known["cause"] = cause_of(known.get("cause") or record.get("source"))
+        action = known.get("action")
+        known["action"] = next((a for a in ACTION_NAMES if a == action), None)
         return cls(**known)
 
 
@@ -490,6 +504,8 @@ class TrackingChanges(TypedDict, total=False):
     asked_at: int
     pane: str | None
     process_hooked: bool
+    action: ActionName | None
+    action_at: int
 
 
 class SessionChanges(TypedDict, total=False):

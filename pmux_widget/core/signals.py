@@ -18,6 +18,7 @@ from typing import Any, ClassVar, get_args
 
 from .model import (
     PID_STATUSES,
+    ActionName,
     HookEvent,
     PidStatus,
     Session,
@@ -30,6 +31,7 @@ from .model import (
 __all__ = [
     "HOOK_EVENTS",
     "PID_STATUSES",
+    "ActionTaken",
     "Dismiss",
     "HookSignal",
     "HubRestart",
@@ -467,6 +469,15 @@ class Dismiss(Signal):
     """The user dismissed a finished session (widget button or ``Session.dismiss()``)."""
 
     session_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ActionTaken(Signal):
+    """Keys for ``action`` were delivered to the session's pane (``runtime.actions``): the
+    state it leads to shows ``action:<name>`` as its source."""
+
+    session_id: str
+    action: ActionName
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

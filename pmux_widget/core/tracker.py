@@ -19,6 +19,7 @@ from typing import Literal
 
 from . import signals as sig
 from .model import (
+    ACTION_WINDOW_MS,
     Cause,
     Change,
     Notification,
@@ -97,6 +98,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             _on_poll(step, signal)
         case sig.Dismiss():
             _on_dismiss(step, signal)
+        case sig.ActionTaken():
+            _on_action(step, signal)
         case sig.HubRestart():
             _on_restart(step, signal)
         case sig.Recover():
@@ -210,9 +213,14 @@ def _move(
         t = t.replace(decided_at=decided, cause=cause, asked_at=at)
     else:
         t = t.replace(decided_at=decided, cause=cause)
-    return session.replace(
-        state=state, state_since=at, source=source_text(cause, event), tracking=t
-    )
+    source = source_text(cause, event)
+    if t.action is not None:
+        # The first state change after an action is the action's doing: say so. The cause
+        # stays the signal's (the rules branch on it); only the shown source changes.
+        if 0 <= at - t.action_at <= ACTION_WINDOW_MS:
+            source = f"action:{t.action}"
+        t = t.replace(action=None, action_at=0)
+    return session.replace(state=state, state_since=at, source=source, tracking=t)
 
 
 def _answered_since_asked(t: Tracking) -> bool:
@@ -655,6 +663,12 @@ def _on_dismiss(step: _Builder, signal: sig.Dismiss) -> None:
     s = step.get(signal.session_id)
     if s is not None and s.state is State.REVIEW:
         step.put(_move(s, State.IDLE, "user:dismiss", max(signal.at, s.tracking.decided_at)))
+
+
+def _on_action(step: _Builder, signal: sig.ActionTaken) -> None:
+    s = step.get(signal.session_id)
+    if s is not None and not s.ended:
+        step.put(_track(s, s.tracking.replace(action=signal.action, action_at=signal.at)))
 
 
 def _on_restart(step: _Builder, signal: sig.HubRestart) -> None:
