@@ -12,6 +12,9 @@ pmux_widget.on("needs-input", lambda s: print(s.name, "needs you"))
 
 from pmux_widget._version import __version__
 from pmux_widget.api import (
+    ActionError,
+    Answer,
+    Ask,
     Wait,
     counts,
     history,
@@ -41,6 +44,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "ActionError",
+    "Answer",
+    "Ask",
     "Session",
     "State",
     "StatusWidget",

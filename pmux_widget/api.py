@@ -10,12 +10,15 @@ import asyncio
 import atexit
 import os
 import threading
+import time
 from collections.abc import Callable, Collection, Generator
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from pmux_widget.claude.transcript import last_answer
 from pmux_widget.core import model
-from pmux_widget.core.model import Change, Session, State, Transition, count_states
+from pmux_widget.core.model import ActionName, Change, Session, State, Transition, count_states
+from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.ordering import sort_key
@@ -25,6 +28,9 @@ if TYPE_CHECKING:  # pandas is optional
     import pandas
 
 __all__ = [
+    "ActionError",
+    "Answer",
+    "Ask",
     "Wait",
     "counts",
     "history",
@@ -62,7 +68,7 @@ def start(
         if _hub is not None and _hub.running:
             return _hub
         _hub = make_hub(home=home, claude_home=claude_home, port=port).start()
-        model.set_dismiss_handler(_dismiss)
+        model.set_session_handler(_SessionHandler())
         if not _atexit_registered:
             atexit.register(stop)
             _atexit_registered = True
@@ -84,8 +90,97 @@ def hub() -> Hub:
         return _hub if _hub is not None and _hub.running else start()
 
 
-def _dismiss(session_id: str) -> None:
-    hub().dismiss(session_id)
+class _SessionHandler:
+    """What :class:`Session`'s own methods call (see ``core.model.SessionHandler``)."""
+
+    def dismiss(self, session_id: str) -> None:
+        hub().dismiss(session_id)
+
+    def act(self, session_id: str, action: ActionName, text: str | None) -> None:
+        target = hub()
+        act(target, session_id, action, text=text, record=target.record_action)
+
+    def ask(self, session_id: str, text: str | None, timeout: float | None) -> Ask:
+        return Ask(hub(), session_id, text, timeout)
+
+
+class Answer(str):
+    """What :meth:`Session.ask` gives: the answer's text, plus how the turn ended.
+
+    ``state`` is ``review`` (finished), ``idle`` (interrupted or denied) or ``needs-input``
+    (it waits for permission: the text says for what; ``session.approve()``, then
+    ``await session.ask()`` again). ``session`` is the session as it was then.
+    """
+
+    state: State
+    session: Session
+
+    def __new__(cls, text: str, session: Session) -> Answer:
+        answer = super().__new__(cls, text)
+        answer.state = session.state
+        answer.session = session
+        return answer
+
+    @property
+    def waiting(self) -> bool:
+        """The turn stopped on a dialog: it waits for permission."""
+        return self.state is State.NEEDS_INPUT
+
+
+_TURN_ENDS = frozenset({State.REVIEW, State.IDLE, State.NEEDS_INPUT})
+#: After the Stop hook, the transcript may not hold the answer yet (measured: the hook comes
+#: first): look this long for it, then fall back to the session's clipped snippet.
+_ANSWER_SETTLE_S = 2.0
+
+
+class Ask:
+    """A pending :meth:`Session.ask`: ``await`` it, or call :meth:`result` to block."""
+
+    def __init__(self, target: Hub, session_id: str, text: str | None, timeout: float | None):
+        self._hub = target
+        self.session_id = session_id
+        self.timeout = timeout
+        self.sent_at = now_ms()
+        session = target.fleet.get(session_id)
+        if session is None:
+            raise ActionError(f"no session {session_id}", unknown=True)
+        if text is not None:
+            if session.state is State.BUSY:
+                raise ActionError(
+                    f"{session.name} is busy: ask() waits for the turn it starts, so it needs "
+                    "an idle or finished session (send() queues while busy)"
+                )
+            act(target, session_id, "send", text=text, record=target.record_action)
+        else:
+            self.sent_at = 0 if session.state is not State.BUSY else session.state_since
+        # The turn started by the prompt ends in a state entered after it was sent.
+        self._wait = Wait(target, session_id, _TURN_ENDS, timeout, since=self.sent_at)
+
+    def result(self, timeout: float | None = None) -> Answer:
+        return self._answer(self._wait.result(timeout))
+
+    def __await__(self) -> Generator[Any, None, Answer]:
+        return self._await().__await__()
+
+    async def _await(self) -> Answer:
+        session = await self._wait
+        return await asyncio.get_running_loop().run_in_executor(None, self._answer, session)
+
+    def _answer(self, session: Session) -> Answer:
+        if session.state is State.NEEDS_INPUT:
+            asked = session.tool_summary or session.current_tool or "a tool"
+            return Answer(f"[waiting for permission: {asked}]", session)
+        text = None
+        if session.transcript_path and session.state is State.REVIEW:
+            deadline = time.monotonic() + _ANSWER_SETTLE_S
+            while text is None and time.monotonic() < deadline:
+                text = last_answer(session.transcript_path, self.sent_at)
+                if text is None:
+                    time.sleep(0.05)
+        return Answer(text or session.last_assistant or "", session)
+
+    def __repr__(self) -> str:
+        return f"<Ask {self.session_id}: {self._wait!r}>"
 
 
 # ---------------------------------------------------------------------------- reading
@@ -183,11 +278,17 @@ class Wait:
     """A pending :func:`wait_for`: ``await`` it, or call :meth:`result` to block."""
 
     def __init__(
-        self, target: Hub, session_id: str | None, states: frozenset[State], timeout: float | None
+        self,
+        target: Hub,
+        session_id: str | None,
+        states: frozenset[State],
+        timeout: float | None,
+        since: int = 0,
     ) -> None:
         self.session_id = session_id
         self.states = states
         self.timeout = timeout
+        self.since = since
         self._done = threading.Event()
         self._session: Session | None = None
         self._waiters: list[Callable[[], object]] = []
@@ -195,8 +296,10 @@ class Wait:
         target.call(self._arm)
 
     def _matches(self, session: Session) -> bool:
-        return session.state in self.states and (
-            self.session_id is None or session.session_id == self.session_id
+        return (
+            session.state in self.states
+            and (self.session_id is None or session.session_id == self.session_id)
+            and session.state_since >= self.since
         )
 
     def _arm(self) -> None:

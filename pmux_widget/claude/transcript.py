@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pmux_widget.core.model import Tokens
 
-from .records import is_interrupt_marker, parse_timestamp
+from .records import is_interrupt_marker, loads_object, parse_timestamp, text_blocks
 from .tailer import CHUNK_SIZE, MAX_LINE, TailResult, TailStats, TranscriptFacts, TranscriptTailer
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "TranscriptFacts",
     "TranscriptTailer",
     "is_interrupt_marker",
+    "last_answer",
     "parse_timestamp",
     "scan_transcript",
     "scan_transcript_stats",
@@ -81,3 +82,39 @@ def subagent_summary(transcript_path: str | os.PathLike[str]) -> SubagentSummary
             input=totals[0], output=totals[1], cache_read=totals[2], cache_creation=totals[3]
         ),
     )
+
+
+#: How much of a transcript's end :func:`last_answer` reads (a turn's records are near it).
+ANSWER_WINDOW = 4 << 20
+
+
+def last_answer(path: str | os.PathLike[str], since_ms: int = 0) -> str | None:
+    """The full text of the newest main-thread assistant answer written at or after
+    ``since_ms`` (a record's ``timestamp``), or None. Reads only the file's last few MB.
+
+    The session's ``last_assistant`` is clipped for display; ``Session.ask`` returns this.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - ANSWER_WINDOW)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first one is cut
+    for line in reversed(lines):
+        record = loads_object(line) if line.strip() else None
+        if record is None or record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        at = parse_timestamp(record.get("timestamp")) or 0
+        if at < since_ms:
+            return None
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        text = "\n".join(text_blocks(content)).strip()
+        if text:
+            return text
+    return None

@@ -7,10 +7,10 @@ snapshot handed to a cell, a subscriber or the widget stays valid while the trac
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, get_args
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -42,6 +42,7 @@ __all__ = [
     "count_states",
     "most_urgent",
     "priority_rank",
+    "set_session_handler",
     "source_text",
 ]
 
@@ -432,9 +433,32 @@ class Session:
 
     def dismiss(self) -> None:
         """Mark this finished session as seen: review → idle, through the running hub."""
-        if _dismiss_handler is None:
-            raise RuntimeError("no pmux-widget hub is running: call pmux_widget.start() first")
-        _dismiss_handler(self.session_id)
+        _handler().dismiss(self.session_id)
+
+    def approve(self) -> None:
+        """Choose "Yes" in the permission dialog on this session's screen (never "Yes, and
+        don't ask again"). Raises ``pmux_widget.ActionError`` with the reason when refused:
+        then nothing was typed."""
+        _handler().act(self.session_id, "approve", None)
+
+    def deny(self) -> None:
+        """Choose "No" in the permission dialog on this session's screen."""
+        _handler().act(self.session_id, "deny", None)
+
+    def interrupt(self) -> None:
+        """Press Esc: stops a running turn, or dismisses a dialog."""
+        _handler().act(self.session_id, "interrupt", None)
+
+    def send(self, text: str) -> None:
+        """Type ``text`` into the session's prompt box and submit it (idle or review; while
+        busy the CLI queues it)."""
+        _handler().act(self.session_id, "send", text)
+
+    def ask(self, text: str | None = None, timeout: float | None = None) -> Any:
+        """Send ``text`` (None: send nothing) and wait until the turn ends: ``await`` it, or
+        call ``.result()``. Gives the answer (the last assistant text), or says it waits for
+        permission (then ``approve()`` and ``await session.ask()`` again)."""
+        return _handler().ask(self.session_id, text, timeout)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's session JSON, exactly its keys, in its order."""
@@ -549,14 +573,30 @@ def _fast_replace(value: _T, names: frozenset[str], changes: Mapping[str, object
     return new
 
 
-_dismiss_handler: Callable[[str], None] | None = None
+class SessionHandler(Protocol):
+    """What a session's own methods (dismiss, approve, …) call: installed by the API when its
+    hub starts, so that data can ask for its own dismissal without this module depending on
+    the hub (data flows one way)."""
+
+    def dismiss(self, session_id: str) -> None: ...
+
+    def act(self, session_id: str, action: ActionName, text: str | None) -> None: ...
+
+    def ask(self, session_id: str, text: str | None, timeout: float | None) -> Any: ...
 
 
-def set_dismiss_handler(handler: Callable[[str], None] | None) -> None:
-    """Installed by the API when its hub starts, so that data can ask for its own dismissal
-    without this module depending on the hub (data flows one way)."""
-    global _dismiss_handler
-    _dismiss_handler = handler
+_session_handler: SessionHandler | None = None
+
+
+def set_session_handler(handler: SessionHandler | None) -> None:
+    global _session_handler
+    _session_handler = handler
+
+
+def _handler() -> SessionHandler:
+    if _session_handler is None:
+        raise RuntimeError("no pmux-widget hub is running: call pmux_widget.start() first")
+    return _session_handler
 
 
 _SESSION_FIELDS = frozenset(f.name for f in dataclasses.fields(Session))

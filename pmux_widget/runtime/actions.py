@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 
 from pmux_widget.claude.pidfiles import is_alive, read_pid_file
 from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, parse_screen
-from pmux_widget.core.model import Session, State
+from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
 from pmux_widget.system import keys
 from pmux_widget.system.tmux import PaneInfo
@@ -43,8 +43,7 @@ __all__ = [
     "peek",
 ]
 
-ActionName = Literal["approve", "deny", "interrupt", "send"]
-ACTIONS: tuple[ActionName, ...] = ("approve", "deny", "interrupt", "send")
+ACTIONS = ACTION_NAMES
 
 #: How long to wait for the screen to show typed text or a moved selection.
 ECHO_TIMEOUT_S = 2.0

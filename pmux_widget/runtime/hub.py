@@ -28,8 +28,8 @@ import tornado.httpserver
 
 from pmux_widget._version import __version__
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.core.model import Change, Session, Transition
-from pmux_widget.core.signals import Dismiss, HookSignal, SessionStart, Signal
+from pmux_widget.core.model import ActionName, Change, Session, Transition
+from pmux_widget.core.signals import ActionTaken, Dismiss, HookSignal, SessionStart, Signal
 from pmux_widget.core.tracker import reduce
 from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write_hub_file
 from pmux_widget.system import processes
@@ -346,6 +346,11 @@ class Hub:
 
     def dismiss(self, session_id: str) -> None:
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
+
+    def record_action(self, session_id: str, action: ActionName) -> None:
+        """Keys for ``action`` reached the session's pane (``runtime.actions``): the state it
+        leads to will say so (``action:<name>``). Applied in order with every other signal."""
+        self.submit(ActionTaken(at=now_ms(), session_id=session_id, action=action))
 
 
 async def _call_async(fn: Callable[[], Any]) -> Any:

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from pmux_widget.api import Ask
 from pmux_widget.core.model import State
 from pmux_widget.runtime.actions import ActionError, act
 
@@ -50,10 +51,13 @@ def test_approve_runs_the_tool_and_ends_in_review(tracked_claude: Tracked) -> No
     tr.tc.type_prompt("run the command")
     _state(tr, sid, State.NEEDS_INPUT)
     tr.tc.wait_dialog()
-    result = act(tr.hub, sid, "approve")
+    result = act(tr.hub, sid, "approve", record=tr.hub.record_action)
     assert result.keys in (("1",), ("Down", "Enter"))
     _state(tr, sid, State.REVIEW)
     assert len(_markers(tr)) == 1, "the approved command ran"
+    # the history says the approval moved it on
+    sources = [tr_.source for tr_ in tr.hub.history(sid)]
+    assert "action:approve" in sources, sources
 
 
 def test_deny_runs_nothing_and_is_not_review(tracked_claude: Tracked) -> None:
@@ -134,3 +138,18 @@ def test_a_shell_left_in_the_pane_after_exit_gets_nothing(tracked_claude: Tracke
     tr.tc.wait_for_screen(re.compile("^shell-ready", re.M), timeout=10)
     for action, kw in (("send", {"text": "say hi"}), ("interrupt", {}), ("approve", {})):
         assert _refused_types_nothing(tr, sid, action, **kw)
+
+
+def test_ask_returns_the_answer_and_says_when_it_waits(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    answer = Ask(tr.hub, sid, "say hi", timeout=60).result()
+    assert answer.state is State.REVIEW
+    assert answer == "Hi! I am the scripted model. Nothing to do here."
+    waiting = Ask(tr.hub, sid, "run the command", timeout=60).result()
+    assert waiting.waiting and "touch" in waiting, waiting
+    act(tr.hub, sid, "approve", record=tr.hub.record_action)
+    done = Ask(tr.hub, sid, None, timeout=60).result()
+    assert done.state is State.REVIEW
+    assert done == "Done: the marker file exists now."
