@@ -48,18 +48,20 @@ def start(
     claude_home: str | os.PathLike[str] | None = None,
     home: str | os.PathLike[str] | None = None,
     port: int = 0,
+    retain_days: float | None = 30.0,
 ) -> Hub:
     """Start this process's hub (idempotent: a running hub is returned as it is).
 
     ``claude_home``: Claude's config dir (default ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``);
     ``home``: pmux-widget's home (default ``$PMUX_WIDGET_HOME`` or ``~/.pmux_widget``);
-    ``port``: 0 picks a free one.
+    ``port``: 0 picks a free one; ``retain_days``: how long ended sessions' history is kept
+    (None: forever).
     """
     global _hub, _atexit_registered
     with _lock:
         if _hub is not None and _hub.running:
             return _hub
-        _hub = Hub(home=home, claude_home=claude_home, port=port).start()
+        _hub = Hub(home=home, claude_home=claude_home, port=port, retain_days=retain_days).start()
         model.set_dismiss_handler(_dismiss)
         if not _atexit_registered:
             atexit.register(stop)
