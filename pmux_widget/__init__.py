@@ -22,8 +22,10 @@ from pmux_widget.api import (
     show,
     sidebar,
     start,
+    stats,
     status_widget,
     stop,
+    timeline,
     to_dataframe,
     wait_for,
 )
@@ -56,8 +58,10 @@ __all__ = [
     "show",
     "sidebar",
     "start",
+    "stats",
     "status_widget",
     "stop",
+    "timeline",
     "to_dataframe",
     "wait_for",
 ]

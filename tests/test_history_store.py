@@ -236,3 +236,72 @@ def test_transition_rows_round_trip(tmp_path):
         assert store.transitions() == [Transition("a", 3, None, State.NEEDS_INPUT, "s")]
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------ timeline() and stats()
+
+
+@pytest.fixture
+def api_hub(homes):
+    import pmux_widget
+
+    hub = pmux_widget.start()
+    yield hub
+    pmux_widget.stop()
+
+
+def hook(hub, sid: str, event: str, **fields) -> None:
+    from .helpers import post_hook
+
+    body = {"session_id": sid, "cwd": "/home/dev/projects/acme-api", "hook_event_name": event}
+    assert post_hook(hub.port, hub.token, {**body, **fields}) == 204
+
+
+def test_timeline_and_stats_from_cells(api_hub):
+    import socket
+    from datetime import datetime, timedelta, timezone
+
+    import pandas as pd
+
+    import pmux_widget
+
+    hook(api_hub, "s1", "UserPromptSubmit", prompt="go")
+    hook(api_hub, "s1", "PermissionRequest", tool_name="Bash", tool_input={})
+    hook(api_hub, "s1", "PostToolUse", tool_name="Bash", tool_input={}, tool_use_id="t")
+    hook(api_hub, "s1", "Stop", last_assistant_message="done")
+    hook(api_hub, "s2", "UserPromptSubmit", prompt="other")
+    wait_until(lambda: api_hub.fleet.get("s2") is not None)
+
+    df = pmux_widget.timeline()
+    assert list(df.columns) == ["session_id", "host", "state", "start", "end", "seconds", "source"]
+    assert str(df["start"].dtype) == str(df["end"].dtype) == "datetime64[ms, UTC]"
+    one = df[df.session_id == "s1"]
+    assert list(one.state) == ["busy", "needs-input", "busy", "review"]
+    assert list(one.source)[-1] == "hook:Stop"
+    assert (one.end.iloc[:-1].to_numpy() == one.start.iloc[1:].to_numpy()).all()  # tiled
+    assert pd.isna(one.end.iloc[-1])  # open
+    assert set(df.host) == {socket.gethostname()}
+    assert list(pmux_widget.timeline("s2").state) == ["busy"]
+    empty = pmux_widget.timeline("no-such-session")
+    assert len(empty) == 0 and list(empty.columns) == list(df.columns)
+    assert str(empty["end"].dtype) == "datetime64[ms, UTC]"
+
+    st = pmux_widget.stats()
+    assert list(st.columns[:4]) == ["session_id", "host", "name", "project"]
+    row = st.set_index("session_id").loc["s1"]
+    assert (row.waits, row.responses, row.turns) == (2, 1, 1)
+    assert row.project == "acme-api"
+    assert row["needs-input"] + row.review == pytest.approx(row.waited)
+    assert row.median_response == pytest.approx(
+        (one.start.iloc[2] - one.start.iloc[1]).total_seconds(), abs=0.002
+    )
+
+    # since: a datetime, a timedelta or ms epoch mean the same window; the future is empty
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    assert set(pmux_widget.timeline(since=later).seconds) == {0.0}
+    ms = int(later.timestamp() * 1000)
+    assert len(pmux_widget.timeline(since=ms)) == len(pmux_widget.timeline(since=later))
+    assert len(pmux_widget.timeline(since=timedelta(days=1))) == len(df)
+    assert pmux_widget.stats(since=later)[["waits", "turns", "responses"]].sum().sum() == 0
+    with pytest.raises(TypeError, match="since="):
+        pmux_widget.timeline(since="yesterday")
