@@ -441,15 +441,18 @@ def timeline(session_id: str | None = None, since: Any = None) -> pandas.DataFra
     now, since_ms, transitions, known, local_host = _history_context(session_id, since)
     ends, hosts = _ends_and_hosts(known, local_host)
     segs = segments(transitions, now, since_ms, ends=ends, hosts=hosts, default_host=local_host)
+    sids, hosts_, states, starts, ends_, seconds, sources = (
+        zip(*segs, strict=True) if segs else ((),) * 7
+    )  # segments are named tuples: one transposition, column by column
     return pd.DataFrame(
         {
-            "session_id": [s.session_id for s in segs],
-            "host": [s.host for s in segs],
-            "state": [s.state.value for s in segs],
-            "start": _utc([s.start_ms for s in segs]),
-            "end": _utc([s.end_ms for s in segs]),
-            "seconds": pd.array([s.seconds for s in segs], dtype="float64"),
-            "source": [s.source for s in segs],
+            "session_id": list(sids),
+            "host": list(hosts_),
+            "state": [state.value for state in states],
+            "start": _utc(list(starts)),
+            "end": _utc(list(ends_)),
+            "seconds": pd.array(list(seconds), dtype="float64"),
+            "source": list(sources),
         },
         columns=TIMELINE_COLUMNS,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pmux_widget.core.model import ATTENTION_STATES, Session, State, Tokens, Transition
 
@@ -31,12 +32,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     """One stretch of a single state: ``[start_ms, end_ms)``; ``end_ms`` None while open.
 
     ``seconds`` is the length (up to ``now`` for the open segment); ``source`` is why the
-    session entered the state (the transition's source).
+    session entered the state (the transition's source). A named tuple, not a dataclass: a
+    month of history is a quarter of a million of them, and a tuple is built ~2x faster.
     """
 
     session_id: str
@@ -131,46 +132,46 @@ def session_segments(
     session's last transition (a dismissal after the end) is moved up to it. A hub restart's
     ``unknown`` is a state like any other.
     """
-    out: list[Segment] = []
-    state: State | None = None
-    start = 0
-    source = ""
-    session_id = ""
-    last_at = 0
+    return [
+        Segment(session_id, host, state, start, end, _seconds(start, end, now_ms), source)
+        for session_id, state, start, end, source in _spans(transitions, end_ms)
+    ]
+
+
+_Span = tuple[str, State, int, int | None, str]
+
+
+def _spans(transitions: Sequence[Transition], end_ms: int | None) -> list[_Span]:
+    """(session_id, state, start, end or None, source) of one session: the work of
+    :func:`session_segments` as plain tuples (30 days of 200 sessions is 240,000 of them)."""
+    out: list[_Span] = []
+    if not transitions:
+        return out
+    first = transitions[0]
+    session_id, state, start, source = first.session_id, first.to_state, first.at, first.source
     for t in transitions:
-        last_at = max(last_at, t.at)
-        if t.to_state is state:
-            continue
-        if state is not None:
-            out.append(_segment(session_id, host, state, start, t.at, source, now_ms))
-        session_id, state, start, source = t.session_id, t.to_state, t.at, t.source
-    if state is not None:
-        end = None if end_ms is None else max(end_ms, last_at)
-        out.append(_segment(session_id, host, state, start, end, source, now_ms))
+        if t.to_state is not state:
+            out.append((session_id, state, start, t.at, source))
+            state, start, source = t.to_state, t.at, t.source
+    last_at = transitions[-1].at
+    out.append((session_id, state, start, None if end_ms is None else max(end_ms, last_at), source))
     return out
 
 
-def _segment(
-    session_id: str, host: str, state: State, start: int, end: int | None, source: str, now: int
-) -> Segment:
-    seconds = max(0, (now if end is None else end) - start) / 1000
-    return Segment(session_id, host, state, start, end, seconds, source)
+def _seconds(start: int, end: int | None, now: int) -> float:
+    return max(0, (now if end is None else end) - start) / 1000
 
 
 def clip(segment: Segment, since_ms: int, now_ms: int) -> Segment | None:
     """The part of ``segment`` at or after ``since_ms`` (None if it ended before)."""
     if segment.start_ms >= since_ms:
         return segment
-    if segment.end_ms is not None and segment.end_ms <= since_ms:
+    end = segment.end_ms
+    if end is not None and end <= since_ms:
         return None
-    return _segment(
-        segment.session_id,
-        segment.host,
-        segment.state,
-        since_ms,
-        segment.end_ms,
-        segment.source,
-        now_ms,
+    seconds = _seconds(since_ms, end, now_ms)
+    return Segment(
+        segment.session_id, segment.host, segment.state, since_ms, end, seconds, segment.source
     )
 
 
@@ -200,12 +201,16 @@ def segments(
     if since_ms is not None:
         since_ms = min(since_ms, now_ms)  # a window in the future is empty, at now
     out: list[Segment] = []
+    append = out.append
     for sid, group in by_session(transitions).items():
         host = hosts.get(sid, default_host)
-        for seg in session_segments(group, now_ms, end_ms=ends.get(sid), host=host):
-            kept = seg if since_ms is None else clip(seg, since_ms, now_ms)
-            if kept is not None:
-                out.append(kept)
+        for _, state, start, end, source in _spans(group, ends.get(sid)):
+            if since_ms is not None and start < since_ms:
+                if end is not None and end <= since_ms:
+                    continue
+                start = since_ms
+            seconds = max(0, (now_ms if end is None else end) - start) / 1000
+            append(Segment(sid, host, state, start, end, seconds, source))
     return out
 
 
@@ -221,29 +226,29 @@ def session_stats(
 
     Waits and responses are followed on the unclipped segments, so a wait that began before
     the window and was answered inside it counts with its full length."""
-    whole = session_segments(transitions, now_ms, end_ms=end_ms)
     session_id = transitions[0].session_id if transitions else ""
     since = min(since_ms, now_ms) if since_ms is not None else -(2**63)
-    seconds = dict.fromkeys(State, 0.0)
+    ms = dict.fromkeys(State, 0)  # whole ms, summed exactly
     waits = 0
     turns = 0
     responses: list[float] = []
     wait_start: int | None = None
-    for seg in whole:
-        clipped = clip(seg, since, now_ms)
-        if clipped is not None:
-            seconds[seg.state] += clipped.seconds
-        if seg.state in ATTENTION_STATES:
-            inside = seg.start_ms >= since
+    for _, state, start, end, _source in _spans(transitions, end_ms):
+        stop = now_ms if end is None else end
+        if stop > since:
+            ms[state] += max(0, stop - max(start, since))
+        inside = start >= since
+        if state in ATTENTION_STATES:
             if wait_start is None:
-                wait_start = seg.start_ms
+                wait_start = start
                 waits += 1 if inside else 0
-            if seg.state is State.REVIEW and inside:
+            if state is State.REVIEW and inside:
                 turns += 1
             continue
-        if wait_start is not None and seg.state is State.BUSY and seg.start_ms >= since:
-            responses.append((seg.start_ms - wait_start) / 1000)
+        if wait_start is not None and state is State.BUSY and inside:
+            responses.append((start - wait_start) / 1000)
         wait_start = None
+    seconds = {state: total / 1000 for state, total in ms.items()}
     waited = seconds[State.NEEDS_INPUT] + seconds[State.REVIEW]
     return SessionStats(
         session_id=session_id,
