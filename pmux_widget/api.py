@@ -421,9 +421,13 @@ def _pandas() -> Any:
     return pd
 
 
-def _utc(ms: list[int | None]) -> Any:
-    """ms epoch (None: NaT) as tz-aware UTC datetimes, at the data's ms resolution."""
-    return _pandas().to_datetime(ms, unit="ms", utc=True).as_unit("ms")
+def _utc(ms: Collection[int | None]) -> Any:
+    """ms epoch (None: NaT) as tz-aware UTC datetimes, at the data's ms resolution (through
+    numpy: ~10x faster than to_datetime on a list with None in it)."""
+    import numpy as np
+
+    pd = _pandas()
+    return pd.DatetimeIndex(np.array(ms, dtype="datetime64[ms]")).tz_localize("UTC")
 
 
 def timeline(session_id: str | None = None, since: Any = None) -> pandas.DataFrame:
@@ -449,8 +453,8 @@ def timeline(session_id: str | None = None, since: Any = None) -> pandas.DataFra
             "session_id": list(sids),
             "host": list(hosts_),
             "state": [state.value for state in states],
-            "start": _utc(list(starts)),
-            "end": _utc(list(ends_)),
+            "start": _utc(starts),
+            "end": _utc(ends_),
             "seconds": pd.array(list(seconds), dtype="float64"),
             "source": list(sources),
         },

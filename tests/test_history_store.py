@@ -54,6 +54,24 @@ def test_two_hubs_five_hooks_store_every_transition_once(homes):
     assert len(rows(homes.pmux.db_path)) == 4
 
 
+def test_hub_restarts_add_no_history_to_a_settled_session(homes):
+    """Each hub start re-announces every persisted session (from None): no new row for it."""
+    installed = Installed(homes)
+    for _ in range(3):
+        hub = Hub(sources=False).start()
+        try:
+            if SID not in hub.fleet:
+                installed.fire(payload("UserPromptSubmit", prompt="go"))
+                installed.fire(payload("Stop", last_assistant_message="done"))
+            wait_until(lambda h=hub: SID in h.fleet and h.fleet[SID].state is State.REVIEW)
+        finally:
+            hub.stop()
+    assert [(t[3], t[4]) for t in rows(homes.pmux.db_path)] == [
+        ("busy", "hook:UserPromptSubmit"),
+        ("review", "hook:Stop"),
+    ]
+
+
 def change(sid: str, before: State | None, after: State, at: int, **fields) -> Change:
     old = None if before is None else Session(sid, state=before)
     return Change(sid, old, Session(sid, state=after, state_since=at, source="s", **fields))
