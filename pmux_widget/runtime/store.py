@@ -86,6 +86,8 @@ class Store:
         self.retain_days = retain_days
         self._seq = 0
         self._pruned_at = 0
+        self._read_lock = threading.Lock()
+        self._read_db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._checkpointer: threading.Thread | None = None  # writers only
@@ -121,6 +123,9 @@ class Store:
             self._checkpointer.join(5)
         with self._lock:
             self._db.close()
+        with self._read_lock:
+            if self._read_db is not None:
+                self._read_db.close()
 
     def _checkpoints(self, every: float = CHECKPOINT_SECONDS) -> None:
         """Fold the WAL back into the database now and then, off the hub thread (PASSIVE:
@@ -210,6 +215,16 @@ class Store:
 
     # ------------------------------------------- history: stored once, read fast, pruned
 
+    def _reader(self) -> sqlite3.Connection:
+        """A connection of its own for bulk history reads (call with ``_read_lock`` held): a
+        month of history takes a second to read, and the hub's writes must not wait for it
+        behind ``_lock`` (in WAL mode a reader never blocks the writer)."""
+        if self._read_db is None:
+            self._read_db = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5
+            )
+        return self._read_db
+
     def _next_seq(self) -> int:
         """Recording order across processes (wall-clock ns), strictly increasing in this one."""
         self._seq = max(self._seq + 1, time.time_ns())
@@ -266,8 +281,8 @@ class Store:
             query += " WHERE t.session_id = ?"
             params.append(session_id)
         query += f" ORDER BY t.session_id, t.at, t.{self._order}"
-        with self._lock:
-            rows = self._db.execute(query, params).fetchall()
+        with self._read_lock:
+            rows = self._reader().execute(query, params).fetchall()
         states = {state.value: state for state in State}
         return [
             Transition(sid, at, states[before] if before else None, states[after], source)
