@@ -33,6 +33,7 @@ MODULES = [
     ("hooks", "benchmarks.bench_hooks"),
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
+    ("timeline", "benchmarks.bench_timeline"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
 ]

@@ -25,8 +25,10 @@ from pmux_widget.api import (
     show,
     sidebar,
     start,
+    stats,
     status_widget,
     stop,
+    timeline,
     to_dataframe,
     wait_for,
 )
@@ -62,8 +64,10 @@ __all__ = [
     "show",
     "sidebar",
     "start",
+    "stats",
     "status_widget",
     "stop",
+    "timeline",
     "to_dataframe",
     "wait_for",
 ]

@@ -211,7 +211,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from pmux_widget.runtime.assemble import make_hub
 
-    hub = make_hub(home=args.home, claude_home=args.claude_home, port=args.port)
+    hub = make_hub(
+        home=args.home, claude_home=args.claude_home, port=args.port, retain_days=args.retain_days
+    )
     hub.start()
     print(f"pmux-widget hub on http://127.0.0.1:{hub.port} (pid {hub.hub_id}); Ctrl+C stops")
     sys.stdout.flush()
@@ -272,6 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run a hub in the foreground until SIGINT/SIGTERM")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
+    p.add_argument(
+        "--retain-days",
+        type=float,
+        default=30.0,
+        metavar="N",
+        help="keep ended sessions' history N days after their last activity (default 30)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(

@@ -25,6 +25,7 @@ def make_hub(
     claude_home: str | os.PathLike[str] | None = None,
     port: int = 0,
     sources: bool = True,
+    retain_days: float | None = 30.0,
 ) -> Hub:
     """A hub (not started) with the default sources, or with none (``sources=False``: hooks
     only, as the server tests and benchmarks want)."""
@@ -33,4 +34,5 @@ def make_hub(
         claude_home=claude_home,
         port=port,
         sources=default_sources() if sources else (),
+        retain_days=retain_days,
     )

@@ -58,10 +58,12 @@ class Hub:
         claude_home: str | os.PathLike[str] | None = None,
         port: int = 0,
         sources: Iterable[SourceFactory] = (),
+        retain_days: float | None = 30.0,
     ) -> None:
         self.home = PmuxHome.resolve(home).ensure()
         self.claude_dir = ClaudeHome.resolve(claude_home).root
         self.requested_port = port
+        self.retain_days = retain_days  # ended sessions' history, in the store
         self.port = 0
         self.token = self.home.token()
         self.hub_id = f"{os.getpid()}-{secrets.token_hex(4)}"
@@ -150,7 +152,7 @@ class Hub:
 
     async def _startup(self) -> None:
         self._stopped_event = asyncio.Event()
-        self._store = Store(self.home.db_path)
+        self._store = Store(self.home.db_path, retain_days=self.retain_days)
         self.started_at = now_ms()
         restore(self._store.load_sessions(), self.apply)
         self._replay_spool()

@@ -10,35 +10,58 @@ which is what a monitor needs, without an fsync per hook.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pmux_widget.core.model import Change, Session, State, Transition
+from pmux_widget.core.timeline import ended_at
 
-__all__ = ["Store"]
+__all__ = ["DEFAULT_RETAIN_DAYS", "Store"]
+
+log = logging.getLogger(__name__)
 
 #: How often the WAL is checkpointed (on a thread of its own).
 CHECKPOINT_SECONDS = 2.0
+#: Ended sessions are kept this long after their last activity (``--retain-days``).
+DEFAULT_RETAIN_DAYS = 30.0
+#: How often a writer prunes while open (it also prunes when it opens).
+PRUNE_SECONDS = 3600.0
+_DAY_MS = 86_400_000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    session_id TEXT PRIMARY KEY,
-    record     TEXT NOT NULL,
-    updated_at INTEGER NOT NULL
-);
+# The history, once and small. A change is keyed by (session, when, into what, why): two hubs
+# that record the same change write one row. (The key used to include from_state, which is the
+# recording hub's view and NULL for a session's first change, and SQLite's UNIQUE treats NULLs
+# as distinct: two hubs stored a session's first transition twice.) WITHOUT ROWID: the key is
+# the table, stored once (200 sessions x 30 days: ~19 MB, against ~53 MB with a rowid table
+# and its two indexes); it also serves (session_id, at) range reads. ``seq`` orders changes of
+# the same millisecond as they were recorded.
+_TRANSITIONS = """
 CREATE TABLE IF NOT EXISTS transitions (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id TEXT NOT NULL,
     at         INTEGER NOT NULL,
     from_state TEXT,
     to_state   TEXT NOT NULL,
     source     TEXT NOT NULL,
-    UNIQUE (session_id, at, from_state, to_state, source)
+    seq        INTEGER,
+    PRIMARY KEY (session_id, at, to_state, source)
+) WITHOUT ROWID;
+"""
+
+_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    record     TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS transitions_by_session ON transitions (session_id, at);
+"""
+    + _TRANSITIONS
+    + """
 CREATE TABLE IF NOT EXISTS cursors (
     path       TEXT PRIMARY KEY,
     session_id TEXT,
@@ -46,13 +69,25 @@ CREATE TABLE IF NOT EXISTS cursors (
     updated_at INTEGER NOT NULL
 );
 """
+)
 
 
 class Store:
     """Persistence for one hub (or a reader). Thread-safe: one connection behind a lock."""
 
-    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        readonly: bool = False,
+        retain_days: float | None = DEFAULT_RETAIN_DAYS,
+    ) -> None:
         self.path = Path(path)
+        self.retain_days = retain_days
+        self._seq = 0
+        self._pruned_at = 0
+        self._read_lock = threading.Lock()
+        self._read_db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._checkpointer: threading.Thread | None = None  # writers only
@@ -69,12 +104,18 @@ class Store:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.executescript(_SCHEMA)
             self._db.commit()
+            self._migrate_history()
             self.path.chmod(0o600)
             self._checkpointer = threading.Thread(
                 target=self._checkpoints, name="pmux-store-checkpoint", daemon=True
             )
             self._checkpointer.start()
         self._db.execute("PRAGMA busy_timeout=5000")
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(transitions)")}
+        # a reader of a database no writer of this version has opened yet: the old tie-break
+        self._order = "seq" if "seq" in columns or not columns else "id"
+        if not readonly:
+            self.prune()
 
     def close(self) -> None:
         self._closing.set()
@@ -82,6 +123,9 @@ class Store:
             self._checkpointer.join(5)
         with self._lock:
             self._db.close()
+        with self._read_lock:
+            if self._read_db is not None:
+                self._read_db.close()
 
     def _checkpoints(self, every: float = CHECKPOINT_SECONDS) -> None:
         """Fold the WAL back into the database now and then, off the hub thread (PASSIVE:
@@ -89,6 +133,7 @@ class Store:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
         try:
             while not self._closing.wait(every):
+                self._prune_when_due()
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 except sqlite3.Error:
@@ -122,7 +167,7 @@ class Store:
             session_rows.append((after.session_id, json.dumps(after.to_record()), now))
             transition = change.transition()
             if transition is not None:
-                transition_rows.append(_transition_row(transition))
+                transition_rows.append((*_transition_row(transition), self._next_seq()))
         if not session_rows:
             return
         with self._lock, self._db:
@@ -134,7 +179,7 @@ class Store:
             )
             self._db.executemany(
                 "INSERT OR IGNORE INTO transitions "
-                "(session_id, at, from_state, to_state, source) VALUES (?, ?, ?, ?, ?)",
+                "(session_id, at, from_state, to_state, source, seq) VALUES (?, ?, ?, ?, ?, ?)",
                 transition_rows,
             )
 
@@ -156,7 +201,7 @@ class Store:
             query += " WHERE session_id = ?"
             params = (session_id,)
         with self._lock:
-            rows = self._db.execute(query + " ORDER BY at, id", params).fetchall()
+            rows = self._db.execute(query + f" ORDER BY at, {self._order}", params).fetchall()
         return [
             Transition(
                 session_id=sid,
@@ -167,6 +212,134 @@ class Store:
             )
             for sid, at, from_state, to_state, source in rows
         ]
+
+    # ------------------------------------------- history: stored once, read fast, pruned
+
+    def _reader(self) -> sqlite3.Connection:
+        """A connection of its own for bulk history reads (call with ``_read_lock`` held): a
+        month of history takes a second to read, and the hub's writes must not wait for it
+        behind ``_lock`` (in WAL mode a reader never blocks the writer)."""
+        if self._read_db is None:
+            self._read_db = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=5
+            )
+        return self._read_db
+
+    def _next_seq(self) -> int:
+        """Recording order across processes (wall-clock ns), strictly increasing in this one."""
+        self._seq = max(self._seq + 1, time.time_ns())
+        return self._seq
+
+    def _migrate_history(self) -> None:
+        """Rebuild a transitions table of the old layout (rowid, a NULL-blind UNIQUE, one more
+        index) into the keyed one, keeping the first-recorded copy of each duplicate."""
+        with self._lock:
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(transitions)")}
+            if "seq" in columns:
+                return
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(transitions)")}
+                if "seq" not in columns:  # another hub may have migrated in between
+                    self._db.execute("ALTER TABLE transitions RENAME TO transitions_old")
+                    self._db.execute(_TRANSITIONS)
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO transitions "
+                        "(session_id, at, from_state, to_state, source, seq) "
+                        "SELECT session_id, at, from_state, to_state, source, id "
+                        "FROM transitions_old ORDER BY id"
+                    )
+                    self._db.execute("DROP TABLE transitions_old")  # and its index
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+
+    def transitions(
+        self, session_id: str | None = None, since_ms: int | None = None
+    ) -> list[Transition]:
+        """Transitions session by session, each oldest first (what timelines are built from).
+
+        With ``since_ms``: those from each session's last one at or before it (the state the
+        session was in at ``since_ms``) on; sessions that began later, all of theirs."""
+        columns = "t.session_id, t.at, t.from_state, t.to_state, t.source"
+        params: list[Any] = []
+        if since_ms is None:
+            query = f"SELECT {columns} FROM transitions t"
+        else:
+            # Per session, the newest `at` up to the window's start (one key seek each), then a
+            # key range from there: no scan of the history before the window.
+            query = (
+                "WITH starts AS (SELECT s.session_id, coalesce((SELECT max(b.at) "
+                "FROM transitions b WHERE b.session_id = s.session_id AND b.at <= ?), ?) AS at "
+                "FROM (SELECT DISTINCT session_id FROM transitions) s) "
+                f"SELECT {columns} FROM starts JOIN transitions t "
+                "ON t.session_id = starts.session_id AND t.at >= starts.at"
+            )
+            params += [since_ms, since_ms]
+        if session_id is not None:
+            query += " WHERE t.session_id = ?"
+            params.append(session_id)
+        query += f" ORDER BY t.session_id, t.at, t.{self._order}"
+        with self._read_lock:
+            rows = self._reader().execute(query, params).fetchall()
+        states = {state.value: state for state in State}
+        return [
+            Transition(sid, at, states[before] if before else None, states[after], source)
+            for sid, at, before, after, source in rows
+        ]
+
+    def prune(self, now_ms: int | None = None) -> list[str]:
+        """Forget ended sessions whose last activity is older than the retention: their record,
+        history and cursors; and cursors older than it that belong to no recorded session.
+        Returns the pruned ids. Live sessions are never pruned, whatever their age."""
+        if self.retain_days is None:
+            return []
+        now = now_ms if now_ms is not None else time.time_ns() // 1_000_000
+        cutoff = now - int(self.retain_days * _DAY_MS)
+        with self._lock:
+            rows = self._db.execute("SELECT session_id, record FROM sessions").fetchall()
+        candidates = [sid for sid, record in rows if _ended_before(record, cutoff)]
+        pruned: list[str] = []
+        with self._lock:
+            try:
+                # Re-checked in one write transaction: a hub reviving a session (a --resume)
+                # since the read above keeps it.
+                self._db.execute("BEGIN IMMEDIATE")
+                for sid in candidates:
+                    row = self._db.execute(
+                        "SELECT record, (SELECT max(at) FROM transitions WHERE session_id = ?) "
+                        "FROM sessions WHERE session_id = ?",
+                        (sid, sid),
+                    ).fetchone()
+                    if row is None or not _ended_before(row[0], cutoff) or (row[1] or 0) >= cutoff:
+                        continue
+                    for table in ("sessions", "transitions", "cursors"):
+                        self._db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+                    pruned.append(sid)
+                self._db.execute(
+                    "DELETE FROM cursors WHERE updated_at < ? AND (session_id IS NULL OR "
+                    "session_id NOT IN (SELECT session_id FROM sessions))",
+                    (cutoff,),
+                )
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+        self._pruned_at = now
+        return pruned
+
+    def _prune_when_due(self, every: float = PRUNE_SECONDS) -> None:
+        """From the checkpoint thread: prune at most once per ``every`` seconds, off the hub
+        thread (a prune must never delay a hook's answer)."""
+        now = time.time_ns() // 1_000_000
+        if now - self._pruned_at < every * 1000:
+            return
+        try:
+            self.prune(now)
+        except Exception:
+            log.exception("pruning the history failed")
+            self._pruned_at = now  # busy or broken: again in an hour, not every 2 s
 
     # ------------------------------------------------------------------------ cursors
 
@@ -191,6 +364,15 @@ class Store:
                 "cursor=excluded.cursor, updated_at=excluded.updated_at",
                 (path, session_id, json.dumps(cursor), now),
             )
+
+
+def _ended_before(record: str, cutoff: int) -> bool:
+    """The session in ``record`` ended, and before ``cutoff`` (unreadable: False)."""
+    try:
+        end = ended_at(Session.from_record(json.loads(record)))
+    except (ValueError, TypeError, KeyError):
+        return False
+    return end is not None and end < cutoff
 
 
 def _transition_row(t: Transition) -> tuple[str, int, str | None, str, str]:
