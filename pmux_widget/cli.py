@@ -242,6 +242,96 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------- main
 
 
+def resolve_session(sessions: list[dict[str, Any]], given: str) -> str:
+    """The session id that ``given`` names: the id itself, or a unique prefix of one (live
+    sessions first). ValueError with the reason otherwise."""
+    ids = [str(s.get("session_id", "")) for s in sessions]
+    if given in ids:
+        return given
+    live = [str(s["session_id"]) for s in sessions if s.get("running") and not s.get("ended")]
+    for pool in (live, ids):
+        found = sorted({sid for sid in pool if sid.startswith(given)})
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            shown = ", ".join(sid[:12] for sid in found[:5])
+            raise ValueError(f"{given!r} matches {len(found)} sessions ({shown}): give more")
+    raise ValueError(f"no session {given!r}")
+
+
+def post_action(
+    home: PmuxHome, session: str, action: str, text: str | None, timeout: float = 30.0
+) -> tuple[int, dict[str, Any]]:
+    """``POST /api/sessions/<id>/actions`` to the first live hub: (status, JSON body).
+    (0, {"error": ...}) when no hub answers."""
+    try:
+        token = home.token_file.read_text().strip()
+    except OSError:
+        return 0, {"error": "no pmux-widget token: no hub ever ran here"}
+    body = json.dumps({"action": action, **({"text": text} if text is not None else {})})
+    for info in live_hubs(home):
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{info.port}/api/sessions/{session}/actions",
+            data=body.encode(),
+            method="POST",
+            headers={"X-Pmux-Token": token, "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as error:
+            try:
+                answer = json.loads(error.read() or b"{}")
+            except ValueError:
+                answer = {}
+            return error.code, answer if isinstance(answer, dict) else {}
+        except (OSError, ValueError):
+            continue
+    return 0, {"error": "no pmux-widget hub answered"}
+
+
+def cmd_action(args: argparse.Namespace) -> int:
+    """approve / deny / interrupt / send: through the live hub (exit 0 delivered, 2 refused).
+    With no hub running, one is started here for the action and stopped after it."""
+    home, claude_dir = _paths(args)
+    text = getattr(args, "text", None)
+    snapshot = fetch_snapshot(home)
+    if snapshot is None:
+        return _act_with_own_hub(home, claude_dir, args.session, args.command, text)
+    try:
+        sid = resolve_session(list(snapshot.get("sessions", [])), args.session)
+    except ValueError as exc:
+        print(f"pmux-widget {args.command}: {exc}", file=sys.stderr)
+        return 2
+    status, answer = post_action(home, sid, args.command, text)
+    if status == 202:
+        queued = " (queued: the session is busy)" if answer.get("queued") else ""
+        print(f"{args.command}: delivered to {sid}{queued}")
+        return 0
+    print(f"pmux-widget {args.command}: {answer.get('error', f'HTTP {status}')}", file=sys.stderr)
+    return 2
+
+
+def _act_with_own_hub(
+    home: PmuxHome, claude_dir: Any, given: str, action: str, text: str | None
+) -> int:
+    from pmux_widget.runtime.actions import ActionError, act
+    from pmux_widget.runtime.assemble import make_hub
+
+    hub = make_hub(home=home.root, claude_home=claude_dir).start()
+    try:
+        sid = resolve_session([s.to_json() | {"ended": s.ended} for s in hub.sessions()], given)
+        result = act(hub, sid, action, text=text, record=hub.record_action)
+    except (ValueError, ActionError) as exc:
+        print(f"pmux-widget {action}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        hub.stop()
+    queued = " (queued: the session is busy)" if result.queued else ""
+    print(f"{action}: delivered to {sid}{queued}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pmux-widget",
@@ -292,6 +382,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="check the setup, line by line")
     p.set_defaults(func=cmd_doctor)
+
+    for name, what in (
+        ("approve", 'choose "Yes" in the session\'s permission dialog'),
+        ("deny", 'choose "No" in the session\'s permission dialog'),
+        ("interrupt", "press Esc in the session (stops its turn, or a dialog)"),
+        ("send", "type a prompt into the session and submit it"),
+    ):
+        p = sub.add_parser(name, help=f"{what} (exit 0 delivered, 2 refused)")
+        p.add_argument("session", help="a session id or a unique prefix of one")
+        if name == "send":
+            p.add_argument("text", help="the prompt (one line)")
+        p.set_defaults(func=cmd_action)
     return parser
 
 

@@ -20,10 +20,13 @@ from .helpers import post_hook
 
 USAGE = Path(__file__).parent.parent / "docs" / "usage.md"
 LONG_RUNNING = ("--watch", " serve")
+#: A block whose first line says so needs a real Claude session in tmux (run elsewhere).
+NEEDS_CLAUDE = "needs a real Claude session"
 
 
 def blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", USAGE.read_text(), flags=re.S)
+    found = re.findall(rf"```{kind}\n(.*?)```", USAGE.read_text(), flags=re.S)
+    return [b for b in found if NEEDS_CLAUDE not in b.split("\n", 1)[0]]
 
 
 def shell_commands() -> list[str]:

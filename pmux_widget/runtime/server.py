@@ -1,4 +1,5 @@
-"""The hub's HTTP face: ``POST /api/hook``, ``GET /api/health``, ``GET /api/sessions``.
+"""The hub's HTTP face: ``POST /api/hook``, ``GET /api/health``, ``GET /api/sessions``,
+``POST /api/sessions/<id>/actions``.
 
 Bad input gets a 4xx with a JSON reason, never a 5xx and never a crash. Checks, in order:
 loopback ``Host`` (403: defeats DNS rebinding), token (401 missing, 403 wrong; compared in
@@ -8,22 +9,30 @@ headers, no state-changing GET.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 import tornado.web
 
 from pmux_widget._version import __version__
+from pmux_widget.core.model import ActionName, Session
 from pmux_widget.core.signals import HookSignal, Invalid, parse_hook
 from pmux_widget.system.clock import now_ms
+
+from .actions import ActionError, act
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
+#: An action's body is a name and at most a prompt.
+MAX_ACTION_BYTES = 256 * 1024
 #: Bodies up to this size are read and dropped before answering 413; bigger: closed at once.
 DRAIN_LIMIT = 64 * 1024 * 1024
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
@@ -37,6 +46,14 @@ class HubLike(Protocol):
     def accept_hook(self, signal: HookSignal, ppid: int | None) -> None: ...
 
     def snapshot_json(self) -> dict[str, Any]: ...
+
+    @property
+    def fleet(self) -> Mapping[str, Session]: ...
+
+    @property
+    def claude_dir(self) -> Path: ...
+
+    def record_action(self, session_id: str, action: ActionName) -> None: ...
 
 
 def host_is_loopback(host: str) -> bool:
@@ -178,6 +195,73 @@ class SessionsHandler(_Base):
         self.finish(self.hub.snapshot_json())
 
 
+class ActionsHandler(_Base):
+    """``POST /api/sessions/<id>/actions`` with ``{"action": ..., "text": ...}``: 202 when the
+    keys were delivered, 404 for an unknown session, 409 refused (with the reason), 400 for a
+    bad body. The checks and the typing run on a worker thread: never on the hub's loop."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self._finished:
+            return
+        if self.request.method != "POST":
+            self.fail(405, "use POST")
+            return
+        if not self.check_token():
+            return
+        length = self.request.headers.get("Content-Length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_ACTION_BYTES):
+            self.fail(413 if length.isdigit() else 400, "bad or oversized body")
+
+    async def post(self, session_id: str) -> None:
+        if self._finished:
+            return
+        try:
+            body = json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError):
+            self.fail(400, "body is not valid JSON")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("action"), str):
+            self.fail(400, 'body must be {"action": "approve" | "deny" | "interrupt" | "send"}')
+            return
+        text = body.get("text")
+        token = body.get("token")
+        dialog = body.get("dialog")
+        if not all(v is None or isinstance(v, str) for v in (text, token, dialog)):
+            self.fail(400, '"text", "token" and "dialog" must be strings')
+            return
+        hub = self.hub
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(
+                None,
+                lambda: act(
+                    hub,
+                    session_id,
+                    body["action"],
+                    text=text,
+                    token=token,
+                    dialog=dialog,
+                    record=hub.record_action,
+                ),
+            )
+        except ActionError as refused:
+            self.fail(404 if refused.unknown else 409, refused.reason)
+            return
+        except Exception as exc:  # tmux vanished mid-way, an OS error: say so, 409
+            log.exception("action %s on %s failed", body["action"], session_id)
+            self.fail(409, f"the action failed: {exc}")
+            return
+        self.set_status(202)
+        self.finish(
+            {
+                "session_id": result.session_id,
+                "action": result.action,
+                "queued": result.queued,
+                "dialog": result.dialog,
+            }
+        )
+
+
 class NotFoundHandler(_Base):
     def prepare(self) -> None:
         super().prepare()
@@ -192,6 +276,7 @@ def make_app(hub: HubLike) -> tornado.web.Application:
             (r"/api/hook", HookHandler, {"hub": hub}),
             (r"/api/health", HealthHandler, {"hub": hub}),
             (r"/api/sessions", SessionsHandler, {"hub": hub}),
+            (r"/api/sessions/([^/]+)/actions", ActionsHandler, {"hub": hub}),
         ],
         default_handler_class=NotFoundHandler,
         default_handler_args={"hub": hub},

@@ -7,7 +7,11 @@ leaves the pane's screen exactly as it was.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -16,7 +20,7 @@ from pmux_widget.api import Ask
 from pmux_widget.core.model import State
 from pmux_widget.runtime.actions import ActionError, act
 
-from ..helpers import wait_until
+from ..helpers import request, wait_until
 from .tracking import Tracked
 
 
@@ -153,3 +157,30 @@ def test_ask_returns_the_answer_and_says_when_it_waits(tracked_claude: Tracked) 
     done = Ask(tr.hub, sid, None, timeout=60).result()
     assert done.state is State.REVIEW
     assert done == "Done: the marker file exists now."
+
+
+def test_cli_and_http_deliver_to_the_real_cli(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = tr.tc.session_id()
+    assert sid is not None
+    env = dict(os.environ, PMUX_WIDGET_HOME=str(tr.hub.home.root))
+    sent = subprocess.run(
+        [sys.executable, "-m", "pmux_widget", "send", sid[:8], "stream slowly"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert sent.returncode == 0, sent.stderr
+    _state(tr, sid, State.BUSY)
+    tr.tc.wait_for_screen("line 1 of the slow answer")
+    status, body, _ = request(
+        tr.hub.port,
+        "POST",
+        f"/api/sessions/{sid}/actions",
+        json.dumps({"action": "interrupt"}).encode(),
+        {"X-Pmux-Token": tr.hub.token},
+    )
+    assert status == 202, body
+    _state(tr, sid, State.IDLE)
+    assert tr.hub.fleet[sid].source == "action:interrupt"
