@@ -1,0 +1,368 @@
+"""The fleet publisher: this hub's sessions, as JSON with ``host``, into the shared bucket.
+
+It runs on its own thread with its own asyncio loop (nats-py is asyncio): the hub thread only
+records the latest :class:`Session` of each changed session in a dict and wakes that loop, so
+a slow or dead broker costs the hook path a dict store and a wake-up, nothing more. The dict
+coalesces bursts: while one batch is in flight, later changes of a session replace each other
+and the next batch carries the newest. After every (re)connection the whole current fleet is
+written again and keys of this host that name no known session are deleted, so the bucket
+converges on the hub's state whatever was lost while the broker was away. A heartbeat under
+``<host>._host`` tells subscribers the host is alive; a clean stop writes a last one with
+``"online": false``. Actions on ``pmux.<host>.actions`` are answered here (see
+:func:`handle_action`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.kv import KeyValue
+
+from pmux_widget._version import __version__
+from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.system.clock import now_ms
+
+from .common import (
+    HEARTBEAT_KEY,
+    actions_subject,
+    close_quietly,
+    connect,
+    default_heartbeat,
+    ensure_bucket,
+    host_name,
+    session_key,
+    split_key,
+)
+
+if TYPE_CHECKING:
+    from pmux_widget.runtime.hub import Hub
+
+__all__ = ["REDACTED_FIELDS", "Publisher", "handle_action", "publish_json", "start_publisher"]
+
+log = logging.getLogger(__name__)
+
+#: What ``--redact`` blanks: the prompt, the answer and the tool input (its summary).
+REDACTED_FIELDS = ("last_prompt", "last_assistant", "tool_summary")
+#: Puts in flight at once (a batch larger than this is written in slices).
+MAX_IN_FLIGHT = 256
+
+
+def publish_json(session: Session, host: str, redact: bool = False) -> dict[str, Any]:
+    """The session JSON as published: the contract's fields plus ``host``; redacted on ask."""
+    data = session.to_json()
+    data["host"] = host
+    if redact:
+        for name in REDACTED_FIELDS:
+            data[name] = None
+    return data
+
+
+def handle_action(request: dict[str, Any], host: str) -> tuple[int, dict[str, Any]]:
+    """The answer to an action request from another host: (HTTP-like code, body).
+
+    Actions (approve, deny, interrupt, send) are not implemented in the hub yet; when they
+    are, this calls the same function a local action does, with the same checks.
+    """
+    return 409, {"error": "actions are not available yet", "host": host}
+
+
+class Publisher:
+    """Publishes one hub's sessions to the fleet. Create with :func:`start_publisher`."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        url: str,
+        *,
+        host: str | None = None,
+        creds: str | os.PathLike[str] | None = None,
+        redact: bool = False,
+        heartbeat: float | None = None,
+    ) -> None:
+        self.hub = hub
+        self.url = url
+        self.host = host_name(host)
+        self.creds = creds
+        self.redact = redact
+        self.heartbeat = heartbeat if heartbeat and heartbeat > 0 else default_heartbeat()
+        self.connected = threading.Event()
+        #: counters, for tests, the bench and ``repr``
+        self.puts = 0
+        self.batches = 0
+        self.failures = 0
+        self.resyncs = 0
+        self._lock = threading.Lock()
+        self._pending: dict[str, Session | None] = {}
+        self._fleet: dict[str, Session] = {}
+        self._wake_pending = False
+        self._resync = True
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+        self._nc: Client | None = None
+        self._kv: KeyValue | None = None
+        self._thread: threading.Thread | None = None
+        self._unlisten: Callable[[], None] | None = None
+        self._started = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Publisher:
+        """Attach to the hub and start the publishing thread; never waits for the broker."""
+        self._thread = threading.Thread(target=self._run, name="pmux-fleet", daemon=True)
+        self._thread.start()
+        self._started.wait(10)
+        self.hub.call(self._attach)
+        return self
+
+    def _attach(self) -> None:
+        """Hub thread: take the current fleet and listen, atomically (nothing slips between)."""
+        with self._lock:
+            self._fleet = self.hub.fleet
+        self._unlisten = self.hub.add_listener(self._on_changes)
+        self._request_resync()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Detach from the hub, write a last heartbeat saying offline, close. Safe twice."""
+        if self._unlisten is not None:
+            with contextlib.suppress(Exception):
+                self.hub.call(self._unlisten)
+            self._unlisten = None
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ hub thread
+
+    def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        """Hub thread, after every step: note the newest state, wake the publisher. Cheap."""
+        with self._lock:
+            self._fleet = fleet
+            for change in changes:
+                self._pending[change.session_id] = fleet.get(change.session_id)
+            if self._wake_pending:
+                return
+            self._wake_pending = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # loop closed: the publisher stopped
+                loop.call_soon_threadsafe(wake.set)
+
+    def _request_resync(self) -> None:
+        with self._lock:
+            self._resync = True
+            self._wake_pending = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
+    # ------------------------------------------------------------------ publisher thread
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._started.set()
+        try:
+            loop.run_until_complete(self._main())
+        except Exception:
+            log.exception("fleet publisher failed")
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _main(self) -> None:
+        assert self._stop is not None
+        connecting = asyncio.ensure_future(self._connect())
+        drain = asyncio.ensure_future(self._drain())
+        beat = asyncio.ensure_future(self._beat())
+        await self._stop.wait()
+        for task in (connecting, drain, beat):
+            task.cancel()
+        for task in (connecting, drain, beat):
+            with contextlib.suppress(BaseException):
+                await task
+        if self._kv is not None and self.connected.is_set():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._put_heartbeat(online=False), 2)
+        await close_quietly(self._nc)
+
+    async def _connect(self) -> None:
+        async def disconnected() -> None:
+            self.connected.clear()
+
+        async def reconnected() -> None:
+            log.info("fleet: reconnected to %s", self.url)
+            self.connected.set()
+            self._request_resync()
+
+        self._nc = await connect(
+            self.url,
+            name=f"pmux-widget hub {self.host}",
+            creds=self.creds,
+            disconnected_cb=disconnected,
+            reconnected_cb=reconnected,
+        )
+        await self._nc.subscribe(actions_subject(self.host), cb=self._on_action)
+        self.connected.set()
+        self._request_resync()
+
+    async def _on_action(self, msg: Msg) -> None:
+        try:
+            request = json.loads(msg.data)
+            if not isinstance(request, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            code, body = 400, {"error": f"bad action request: {exc}", "host": self.host}
+        else:
+            code, body = handle_action(request, self.host)
+        if msg.reply:
+            await msg.respond(json.dumps({"code": code, **body}).encode())
+
+    async def _drain(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            with self._lock:
+                self._wake_pending = False
+            if not self.connected.is_set() or self._nc is None:
+                continue  # the reconnect asks for a full resync
+            try:
+                await self._publish_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # the broker went away mid-batch (or the bucket did): write everything again
+                # once the connection is back; meanwhile, retry after a short pause
+                self.failures += 1
+                log.debug("fleet publish failed: %s", exc)
+                with self._lock:
+                    self._resync = True
+                await asyncio.sleep(0.5)
+                self._request_resync()
+
+    async def _publish_once(self) -> None:
+        assert self._nc is not None
+        with self._lock:
+            resync, self._resync = self._resync, False
+            if resync:
+                batch: dict[str, Session | None] = dict(self._fleet)
+                self._pending.clear()
+            else:
+                batch, self._pending = self._pending, {}
+        if not batch and not resync:
+            return
+        try:
+            if resync or self._kv is None:
+                self._kv = await ensure_bucket(self._nc.jetstream())
+                self.resyncs += 1
+            kv = self._kv
+            if resync:  # the beat first: subscribers see the host online with its sessions
+                await self._put_heartbeat(online=True)
+                await self._delete_stale(kv, set(batch))
+            items = list(batch.items())
+            for start in range(0, len(items), MAX_IN_FLIGHT):
+                chunk = items[start : start + MAX_IN_FLIGHT]
+                await asyncio.gather(*(self._put(kv, sid, session) for sid, session in chunk))
+            self.batches += 1
+        except BaseException:
+            with self._lock:  # keep what failed unless something newer came meanwhile
+                for sid, session in batch.items():
+                    self._pending.setdefault(sid, session)
+            raise
+
+    async def _put(self, kv: KeyValue, session_id: str, session: Session | None) -> None:
+        key = session_key(self.host, session_id)
+        if session is None:  # the hub forgot it
+            await kv.delete(key)
+        else:
+            data = publish_json(session, self.host, self.redact)
+            await kv.put(key, json.dumps(data, separators=(",", ":")).encode())
+        self.puts += 1
+
+    async def _delete_stale(self, kv: KeyValue, known: set[str]) -> None:
+        """Delete this host's keys that name no session of the hub (forgotten while away)."""
+        wanted = {session_key(self.host, sid) for sid in known}
+        # nats-py leaves the watcher untyped
+        watcher: Any = await kv.watch(f"{self.host}.*", meta_only=True, ignore_deletes=True)
+        stale = []
+        try:
+            while True:
+                entry = await watcher.updates(timeout=5)
+                if entry is None:
+                    break
+                parts = split_key(entry.key)
+                if parts and parts[1] != HEARTBEAT_KEY and entry.key not in wanted:
+                    stale.append(entry.key)
+        finally:
+            await watcher.stop()
+        for key in stale:
+            await kv.delete(key)
+
+    async def _put_heartbeat(self, online: bool) -> None:
+        kv = self._kv
+        if kv is None:
+            return
+        with self._lock:
+            sessions = list(self._fleet.values())
+        beat = {
+            "host": self.host,
+            "online": online,
+            "at": now_ms(),
+            "interval": self.heartbeat,
+            "sessions": len(sessions),
+            "counts": count_states(sessions),
+            "redacted": self.redact,
+            "version": __version__,
+            "hub_id": self.hub.hub_id,
+        }
+        await kv.put(f"{self.host}.{HEARTBEAT_KEY}", json.dumps(beat).encode())
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            if self.connected.is_set() and self._kv is not None:
+                try:
+                    await asyncio.wait_for(self._put_heartbeat(online=True), self.heartbeat)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    log.debug("fleet heartbeat failed: %s", exc)
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected.is_set() else "waiting for the broker"
+        return (
+            f"<fleet Publisher {self.host} → {self.url}: {state}, {self.puts} puts, "
+            f"{self.batches} batches>"
+        )
+
+
+def start_publisher(
+    hub: Hub,
+    url: str,
+    *,
+    host: str | None = None,
+    creds: str | os.PathLike[str] | None = None,
+    redact: bool = False,
+    heartbeat: float | None = None,
+) -> Publisher:
+    """Publish ``hub``'s sessions to the fleet at ``url`` (returns at once; it connects, and
+    reconnects, in the background). ``host`` defaults to the machine's name."""
+    return Publisher(hub, url, host=host, creds=creds, redact=redact, heartbeat=heartbeat).start()
