@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _hub: Hub | None = None
+_publisher: Any = None  # the fleet publisher of start(fleet=URL), if any
 _lock = threading.RLock()
 _atexit_registered = False
 
@@ -48,18 +49,28 @@ def start(
     claude_home: str | os.PathLike[str] | None = None,
     home: str | os.PathLike[str] | None = None,
     port: int = 0,
+    fleet: str | None = None,
+    host_name: str | None = None,
+    fleet_creds: str | None = None,
+    redact: bool = False,
 ) -> Hub:
     """Start this process's hub (idempotent: a running hub is returned as it is).
 
     ``claude_home``: Claude's config dir (default ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``);
     ``home``: pmux-widget's home (default ``$PMUX_WIDGET_HOME`` or ``~/.pmux_widget``);
-    ``port``: 0 picks a free one.
+    ``port``: 0 picks a free one. ``fleet``: a NATS URL to publish this hub's sessions to
+    (as ``host_name``, default the machine's name; ``fleet_creds``: a credentials file;
+    ``redact``: no prompt, answer or tool input leaves the machine). See docs/fleet.md.
     """
-    global _hub, _atexit_registered
+    global _hub, _atexit_registered, _publisher
     with _lock:
         if _hub is not None and _hub.running:
+            if fleet and _publisher is None:
+                _publisher = _start_publisher(_hub, fleet, host_name, fleet_creds, redact)
             return _hub
         _hub = Hub(home=home, claude_home=claude_home, port=port).start()
+        if fleet:
+            _publisher = _start_publisher(_hub, fleet, host_name, fleet_creds, redact)
         model.set_dismiss_handler(_dismiss)
         if not _atexit_registered:
             atexit.register(stop)
@@ -67,10 +78,21 @@ def start(
         return _hub
 
 
+def _start_publisher(
+    target: Hub, url: str, host: str | None, creds: str | None, redact: bool
+) -> Any:
+    from pmux_widget.fleet_cli import start_fleet_publisher
+
+    return start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+
+
 def stop() -> None:
     """Stop the hub (its runtime file is removed; hooks then spool until the next start)."""
-    global _hub
+    global _hub, _publisher
     with _lock:
+        if _publisher is not None:
+            _publisher.stop()
+            _publisher = None
         if _hub is not None:
             _hub.stop()
             _hub = None

@@ -173,6 +173,10 @@ def format_table(snapshot: dict[str, Any], now: int | None = None) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    if args.fleet:
+        from pmux_widget.fleet_cli import status_fleet
+
+        return status_fleet(args)
     home, claude_dir = _paths(args)
 
     def snapshot() -> dict[str, Any]:
@@ -214,6 +218,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     hub = Hub(home=args.home, claude_home=args.claude_home, port=args.port)
     hub.start()
     print(f"pmux-widget hub on http://127.0.0.1:{hub.port} (pid {hub.hub_id}); Ctrl+C stops")
+    from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
+
+    publisher, url = None, fleet_url(args.fleet)
+    if url:
+        publisher = start_fleet_publisher(
+            hub, url, host=args.host_name, creds=args.fleet_creds, redact=args.redact
+        )
+        print(f"publishing to the fleet at {url} as host {publisher.host}")
     sys.stdout.flush()
     done = threading.Event()
 
@@ -226,9 +238,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         while not done.wait(0.5):
             pass
     finally:
+        if publisher is not None:
+            publisher.stop()
         hub.stop()
     print("pmux-widget hub stopped")
     return EXIT_OK
+
+
+def _cmd_fleet_forget(args: argparse.Namespace) -> int:
+    from pmux_widget.fleet_cli import fleet_forget
+
+    return fleet_forget(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -268,11 +288,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help='{"sessions": [...], "counts": {...}}')
     p.add_argument("--watch", action="store_true", help="refresh until Ctrl+C")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes")
+    p.add_argument("--fleet", metavar="URL", help="every host's sessions from this NATS server")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("serve", help="run a hub in the foreground until SIGINT/SIGTERM")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
+    p.add_argument(
+        "--fleet", metavar="URL", help="publish to this NATS server (default $PMUX_WIDGET_FLEET)"
+    )
+    p.add_argument("--host-name", help="this machine's name in the fleet (default: hostname)")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")
+    p.add_argument("--redact", action="store_true", help="publish no prompt, answer or tool input")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("fleet", help="manage the fleet's shared state")
+    fleet_sub = p.add_subparsers(dest="fleet_command", required=True)
+    p = fleet_sub.add_parser("forget", help="remove a host that is gone for good")
+    p.add_argument("host", help="the host's name as the fleet shows it")
+    p.add_argument("--fleet", metavar="URL", help="the NATS server (default $PMUX_WIDGET_FLEET)")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file")
+    p.set_defaults(func=_cmd_fleet_forget)
 
     p = sub.add_parser(
         "demo",

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -120,11 +121,21 @@ class Subscriber:
         self._thread = threading.Thread(target=self._run, name="pmux-fleet-sub", daemon=True)
         self._thread.start()
         self._started.wait(10)
-        if timeout is not None and not self.wait_synced(timeout):
+        if timeout is not None and not self._wait_first(timeout):
             self.stop()
             reason = f": {self._error}" if self._error else ""
             raise TimeoutError(f"no fleet snapshot from {self.url} within {timeout:g} s{reason}")
         return self
+
+    def _wait_first(self, timeout: float) -> bool:
+        """Wait for the first snapshot; False at once if the thread gave up (no broker)."""
+        deadline = time.monotonic() + timeout
+        while not self.synced.wait(0.05):
+            if self._thread is None or not self._thread.is_alive():
+                return False
+            if time.monotonic() > deadline:
+                return False
+        return True
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         return self.synced.wait(timeout)
