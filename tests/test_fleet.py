@@ -185,8 +185,12 @@ def test_three_hosts_in_one_status_and_a_hook_reaches_the_subscriber(
 
     # a hook on one host shows in the subscriber, as that host's session
     beta = served[1]
+    heard: list[tuple[str, str | None]] = []
+    subscriber.add_listener(lambda changed, sub: heard.extend(changed))
     beta.post(hook("UserPromptSubmit", ids[beta.host], prompt="refactor the retry loop"))
     wait_until(lambda: _state(subscriber, beta.host, ids[beta.host]) == "busy", 10)
+    assert (beta.host, ids[beta.host]) in heard  # listeners learn which session changed
+    assert subscriber.get(beta.host, ids[beta.host])["last_prompt"] == "refactor the retry loop"
     assert get_sessions(beta.port, beta.token)["sessions"][0]["state"] == "busy"
     assert _state(subscriber, names[0], ids[names[0]]) == "idle"
 

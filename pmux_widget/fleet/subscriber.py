@@ -38,6 +38,7 @@ from .common import (
     close_quietly,
     connect,
     ensure_bucket,
+    session_key,
     split_key,
 )
 
@@ -45,8 +46,9 @@ __all__ = ["FleetListener", "Subscriber", "count_json", "sort_fleet"]
 
 log = logging.getLogger(__name__)
 
-#: ``listener(changed_hosts, subscriber)``, on the subscriber's thread, after each update.
-FleetListener = Callable[[set[str], "Subscriber"], None]
+#: ``listener(changed, subscriber)`` on the subscriber's thread after each update: ``changed``
+#: holds ``(host, session_id)`` pairs, ``(host, None)`` for the host itself (beat, online flip).
+FleetListener = Callable[[list[tuple[str, str | None]], "Subscriber"], None]
 
 
 def count_json(sessions: list[dict[str, Any]]) -> dict[str, int]:
@@ -157,8 +159,9 @@ class Subscriber:
     # ------------------------------------------------------------------ reading
 
     def add_listener(self, listener: FleetListener) -> Callable[[], None]:
-        """``listener(changed_hosts, subscriber)`` after each update and each host going
-        online/offline; on the subscriber's thread: keep it quick."""
+        """``listener(changed, subscriber)`` after each update and each host going online or
+        offline, ``changed`` a list of ``(host, session_id)`` (``(host, None)``: the host
+        itself); on the subscriber's thread: keep it quick."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
@@ -285,17 +288,16 @@ class Subscriber:
 
     def _drop_unseen(self, seen: dict[str, set[str]]) -> None:
         """After a re-read: forget what the bucket no longer holds (deleted while away)."""
-        changed: set[str] = set()
+        changed: list[tuple[str, str | None]] = []
         with self._lock:
             for host, entry in list(self._hosts.items()):
                 keep = seen.get(host, set())
                 gone = [k for k in entry.sessions if k not in keep]
                 for key in gone:
-                    del entry.sessions[key]
-                    changed.add(host)
+                    changed.append((host, entry.sessions.pop(key).get("session_id")))
                 if HEARTBEAT_KEY not in keep and not entry.sessions:
                     del self._hosts[host]
-                    changed.add(host)
+                    changed.append((host, None))
         if changed:
             self._notify(changed)
 
@@ -303,13 +305,15 @@ class Subscriber:
         self, host: str, rest: str, value: bytes | None, op: str | None, created: Any, live: bool
     ) -> None:
         now = now_ms()
+        session_id: str | None = None
         with self._lock:
             entry = self._hosts.get(host)
             if op in (KV_DEL, KV_PURGE):
                 if entry is not None:
                     if rest == HEARTBEAT_KEY:
                         entry.beat = {}
-                    entry.sessions.pop(rest, None)
+                    gone = entry.sessions.pop(rest, None)
+                    session_id = None if gone is None else gone.get("session_id")
                     if not entry.sessions and not entry.beat:
                         del self._hosts[host]
             else:
@@ -328,15 +332,23 @@ class Subscriber:
                 else:
                     data.setdefault("host", host)
                     entry.sessions[rest] = data
+                    session_id = str(data.get("session_id") or rest)
             self.updates += 1
-        self._notify({host})
+        self._notify([(host, session_id)])
 
-    def _notify(self, hosts: set[str]) -> None:
-        for host in hosts:
+    def get(self, host: str, session_id: str) -> dict[str, Any] | None:
+        """One session's JSON as last published by ``host``, or None."""
+        rest = session_key(host, session_id).partition(".")[2]
+        with self._lock:
+            entry = self._hosts.get(host)
+            return None if entry is None else entry.sessions.get(rest)
+
+    def _notify(self, changed: list[tuple[str, str | None]]) -> None:
+        for host in {host for host, _ in changed}:
             self._online[host] = self.online(host)
         for listener in list(self._listeners):
             try:
-                listener(hosts, self)
+                listener(changed, self)
             except Exception:
                 log.exception("fleet listener %r failed", listener)
 
@@ -348,7 +360,7 @@ class Subscriber:
                 hosts = list(self._hosts)
             flipped = {h for h in hosts if self._online.get(h) != self.online(h)}
             if flipped:
-                self._notify(flipped)
+                self._notify([(host, None) for host in sorted(flipped)])
 
     def __repr__(self) -> str:
         hosts = self.hosts()
