@@ -33,6 +33,7 @@ MODULES = [
     ("hooks", "benchmarks.bench_hooks"),
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
+    ("fleet", "benchmarks.bench_fleet"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
 ]

@@ -1,20 +1,23 @@
 """The fleet publisher: this hub's sessions, as JSON with ``host``, into the shared bucket.
 
-It runs on its own thread with its own asyncio loop (nats-py is asyncio): the hub thread only
-records the latest :class:`Session` of each changed session in a dict and wakes that loop, so
-a slow or dead broker costs the hook path a dict store and a wake-up, nothing more. The dict
-coalesces bursts: while one batch is in flight, later changes of a session replace each other
-and the next batch carries the newest. After every (re)connection the whole current fleet is
-written again and keys of this host that name no known session are deleted, so the bucket
-converges on the hub's state whatever was lost while the broker was away. A heartbeat under
-``<host>._host`` tells subscribers the host is alive; a clean stop writes a last one with
-``"online": false``. Actions on ``pmux.<host>.actions`` are answered here (see
-:func:`handle_action`).
+It runs on its own thread with its own asyncio loop (nats-py is asyncio). The hub thread's
+whole share is lock-free and makes no system call that lets go of the GIL (which would hand it
+to the publisher for up to the 5 ms switch interval): it keeps a reference to the newest fleet,
+appends the changed ids to a deque and sets a ``threading.Event`` that a waiter thread passes
+on to the loop. A slow or dead broker therefore costs hooks nothing. Bursts coalesce: each
+batch publishes every id queued since the last one, once, at its newest state. After every
+(re)connection the whole current fleet is written again and keys of this host that name no
+known session are deleted, so the bucket converges on the hub's state whatever was lost
+while the broker was away. A heartbeat under ``<host>._host`` tells subscribers the host is
+alive; a clean stop writes a last one with ``"online": false``. Actions on
+``pmux.<host>.actions`` are answered here (see :func:`handle_action`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -100,13 +103,14 @@ class Publisher:
         self.batches = 0
         self.failures = 0
         self.resyncs = 0
-        self._lock = threading.Lock()
-        self._pending: dict[str, Session | None] = {}
+        # Shared with the hub thread without a lock: a reference swap, deque appends and an
+        # Event are each atomic under the GIL; the hub's fleet dicts are never mutated.
+        self._queue: collections.deque[str] = collections.deque()
         self._fleet: dict[str, Session] = {}
-        self._wake_pending = False
+        self._signal = threading.Event()
         self._resync = True
+        self._waiter: concurrent.futures.ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
         self._stop: asyncio.Event | None = None
         self._nc: Client | None = None
         self._kv: KeyValue | None = None
@@ -126,8 +130,7 @@ class Publisher:
 
     def _attach(self) -> None:
         """Hub thread: take the current fleet and listen, atomically (nothing slips between)."""
-        with self._lock:
-            self._fleet = self.hub.fleet
+        self._fleet = self.hub.fleet
         self._unlisten = self.hub.add_listener(self._on_changes)
         self._request_resync()
 
@@ -141,33 +144,24 @@ class Publisher:
         if loop is not None and stop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(stop.set)
+        self._signal.set()  # release the waiter thread
         if self._thread is not None:
             self._thread.join(timeout)
 
     # ------------------------------------------------------------------ hub thread
 
     def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
-        """Hub thread, after every step: note the newest state, wake the publisher. Cheap."""
-        with self._lock:
-            self._fleet = fleet
-            for change in changes:
-                self._pending[change.session_id] = fleet.get(change.session_id)
-            if self._wake_pending:
-                return
-            self._wake_pending = True
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # loop closed: the publisher stopped
-                loop.call_soon_threadsafe(wake.set)
+        """Hub thread, after every step: note what changed, wake the publisher. Cheap."""
+        self._fleet = fleet
+        for change in changes:
+            self._queue.append(change.session_id)
+        if not self._signal.is_set():
+            self._signal.set()
 
     def _request_resync(self) -> None:
-        with self._lock:
-            self._resync = True
-            self._wake_pending = True
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(wake.set)
+        """Write the whole fleet again at the next batch (any thread)."""
+        self._resync = True
+        self._signal.set()
 
     # ------------------------------------------------------------------ publisher thread
 
@@ -175,8 +169,8 @@ class Publisher:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
-        self._wake = asyncio.Event()
         self._stop = asyncio.Event()
+        self._waiter = concurrent.futures.ThreadPoolExecutor(1, "pmux-fleet-wait")
         self._started.set()
         try:
             loop.run_until_complete(self._main())
@@ -186,6 +180,7 @@ class Publisher:
             with contextlib.suppress(Exception):
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+            self._waiter.shutdown(wait=False)
 
     async def _main(self) -> None:
         assert self._stop is not None
@@ -236,14 +231,16 @@ class Publisher:
             await msg.respond(json.dumps({"code": code, **body}).encode())
 
     async def _drain(self) -> None:
-        assert self._wake is not None
+        loop = asyncio.get_running_loop()
         while True:
-            await self._wake.wait()
-            self._wake.clear()
-            with self._lock:
-                self._wake_pending = False
+            # a thread of our own waits for the hub's signal: the hub thread never wakes this
+            # loop itself (that write to the loop's self-pipe would release the GIL)
+            while not await loop.run_in_executor(self._waiter, self._signal.wait, 1.0):
+                pass
+            self._signal.clear()
             if not self.connected.is_set() or self._nc is None:
-                continue  # the reconnect asks for a full resync
+                self._queue.clear()  # the reconnection rewrites everything anyway
+                continue
             try:
                 await self._publish_once()
             except asyncio.CancelledError:
@@ -253,20 +250,19 @@ class Publisher:
                 # once the connection is back; meanwhile, retry after a short pause
                 self.failures += 1
                 log.debug("fleet publish failed: %s", exc)
-                with self._lock:
-                    self._resync = True
                 await asyncio.sleep(0.5)
                 self._request_resync()
 
     async def _publish_once(self) -> None:
         assert self._nc is not None
-        with self._lock:
-            resync, self._resync = self._resync, False
-            if resync:
-                batch: dict[str, Session | None] = dict(self._fleet)
-                self._pending.clear()
-            else:
-                batch, self._pending = self._pending, {}
+        ids: set[str] = set()
+        with contextlib.suppress(IndexError):
+            while True:
+                ids.add(self._queue.popleft())
+        fleet = self._fleet
+        resync, self._resync = self._resync, False
+        batch: dict[str, Session | None]
+        batch = dict(fleet) if resync else {sid: fleet.get(sid) for sid in ids}
         if not batch and not resync:
             return
         try:
@@ -283,9 +279,7 @@ class Publisher:
                 await asyncio.gather(*(self._put(kv, sid, session) for sid, session in chunk))
             self.batches += 1
         except BaseException:
-            with self._lock:  # keep what failed unless something newer came meanwhile
-                for sid, session in batch.items():
-                    self._pending.setdefault(sid, session)
+            self._resync = True  # whatever failed is written again, with everything else
             raise
 
     async def _put(self, kv: KeyValue, session_id: str, session: Session | None) -> None:
@@ -320,8 +314,7 @@ class Publisher:
         kv = self._kv
         if kv is None:
             return
-        with self._lock:
-            sessions = list(self._fleet.values())
+        sessions = list(self._fleet.values())
         beat = {
             "host": self.host,
             "online": online,
