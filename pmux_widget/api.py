@@ -323,15 +323,35 @@ def status_widget() -> Any:
         return _widget
 
 
-def show() -> None:
+def show(fleet: str | None = None, fleet_creds: str | None = None) -> None:
     """Display the status widget in the cell's output (live until closed).
 
     Returns None, so that a cell ending with ``pmux_widget.show()`` shows it once; the widget
-    itself is :func:`status_widget`.
+    itself is :func:`status_widget`. ``fleet``: a NATS URL, to show every host's sessions
+    instead of this machine's (see docs/fleet.md).
     """
     from IPython.display import display
 
-    display(status_widget())
+    display(_fleet_widget(fleet, fleet_creds) if fleet else status_widget())
+
+
+_fleet_widgets: dict[str, Any] = {}
+
+
+def _fleet_widget(url: str, creds: str | None) -> Any:
+    """One widget per fleet URL, over a subscriber that lives as long as the process."""
+    from pmux_widget.fleet import Subscriber
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.widget import StatusWidget
+
+    with _lock:
+        widget = _fleet_widgets.get(url)
+        if widget is None or widget.comm is None:
+            if widget is not None:  # closed: its subscriber goes too
+                widget._hub.subscriber.stop()
+            view = FleetView(Subscriber(url, creds=creds).start(timeout=10))
+            widget = _fleet_widgets[url] = StatusWidget(view)  # type: ignore[arg-type]
+        return widget
 
 
 def sidebar(title: str = "Claude sessions") -> None:

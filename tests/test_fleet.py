@@ -454,6 +454,40 @@ def test_forget_removes_a_host_for_good(broker, hubs, publishers, subscriber, tm
     wait_until(lambda: host not in subscriber.hosts(), 5)
 
 
+def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishers, tmp_path):
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.widget import StatusWidget
+
+    names = [_name("wa"), _name("wb")]
+    ids = {}
+    for name in names:
+        hub = _new_hub(tmp_path, hubs, name)
+        publishers.append(fleet.start_publisher(hub, broker.url, host=name))
+        ids[name] = str(uuid.uuid4())
+        assert post_hook(hub.port, hub.token, hook("SessionStart", ids[name], source="startup"))
+    with fleet.Subscriber(broker.url).start(timeout=10) as sub:
+        wait_until(lambda: all(_session(sub, n, ids[n]) for n in names), 10)
+        widget = StatusWidget(FleetView(sub))  # type: ignore[arg-type]
+        sent: list[dict[str, Any]] = []
+        widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+        rows = widget.snapshot["sessions"]
+        assert rows[ids[names[0]]]["workspace"] == f"{names[0]} / api"  # host, then workspace
+        hub = hubs[-1]
+        body = hook("UserPromptSubmit", ids[names[1]], prompt="x")
+        assert post_hook(hub.port, hub.token, body) == 204
+        wait_until(lambda: any(u["state"] == "busy" for p in sent for u in p.get("upsert", [])))
+        patch = next(p for p in sent if p.get("upsert"))
+        assert [row["session_id"] for row in patch["upsert"]] == [ids[names[1]]]
+        publishers[-1].stop()  # that host says goodbye: its rows say so, and stay
+        wait_until(
+            lambda: (
+                widget.snapshot["sessions"][ids[names[1]]]["workspace"]
+                == f"{names[1]} (offline) / api"
+            )
+        )
+        widget.close()
+
+
 # ------------------------------------------------------------------------ pure parts
 
 
