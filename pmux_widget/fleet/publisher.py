@@ -125,20 +125,24 @@ class Publisher:
         self._thread = threading.Thread(target=self._run, name="pmux-fleet", daemon=True)
         self._thread.start()
         self._started.wait(10)
-        self.hub.call(self._attach)
+        attached = threading.Event()
+        self.hub.loop.call_soon_threadsafe(self._attach, attached)
+        if not attached.wait(10):
+            raise TimeoutError("the hub did not take the fleet publisher's listener in time")
         return self
 
-    def _attach(self) -> None:
+    def _attach(self, attached: threading.Event) -> None:
         """Hub thread: take the current fleet and listen, atomically (nothing slips between)."""
         self._fleet = self.hub.fleet
         self._unlisten = self.hub.add_listener(self._on_changes)
         self._request_resync()
+        attached.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Detach from the hub, write a last heartbeat saying offline, close. Safe twice."""
         if self._unlisten is not None:
-            with contextlib.suppress(Exception):
-                self.hub.call(self._unlisten)
+            with contextlib.suppress(Exception):  # the hub may be stopped already
+                self.hub.loop.call_soon_threadsafe(self._unlisten)
             self._unlisten = None
         loop, stop = self._loop, self._stop
         if loop is not None and stop is not None and not loop.is_closed():
@@ -324,7 +328,6 @@ class Publisher:
             "counts": count_states(sessions),
             "redacted": self.redact,
             "version": __version__,
-            "hub_id": self.hub.hub_id,
         }
         await kv.put(f"{self.host}.{HEARTBEAT_KEY}", json.dumps(beat).encode())
 
