@@ -31,6 +31,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -175,6 +177,11 @@ def p13(quick: bool) -> list[Row]:
             wait_until(lambda: all(sub.online(h) for h in hosts), 30, "three hosts online")
             config = {"rate": RATE, "duration": duration, "pause": 2.0, "targets": targets}
             log(f"P13: {HOSTS} hubs x {PER_HOST} sessions, {RATE} events/s for {duration} s")
+            watched = {"hubs": [psutil.Process(p.pid) for p in procs]}
+            assert broker.proc is not None
+            watched["broker"] = [psutil.Process(broker.proc.pid)]
+            cpu_before = {k: sum(_cpu(p) for p in v) for k, v in watched.items()}
+            sub_before = _thread_cpu(sub._thread)
             out = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_fleet", "--p13-driver"],
                 input=json.dumps(config).encode(),
@@ -188,6 +195,8 @@ def p13(quick: bool) -> list[Row]:
             while time.monotonic() < with_deadline and len(seen) < len(records):
                 time.sleep(0.1)
             fleet_size = len(sub.sessions())
+            cpu = {k: sum(_cpu(p) for p in v) - cpu_before[k] for k, v in watched.items()}
+            cpu["subscriber"] = _thread_cpu(sub._thread) - sub_before
             sub.stop()
         finally:
             for proc in procs:
@@ -216,7 +225,27 @@ def p13(quick: bool) -> list[Row]:
             f"all, 0, {HOSTS * PER_HOST}",
             errors == 0 and unmatched == 0 and fleet_size == HOSTS * PER_HOST,
         ),
+        (
+            "P13 CPU per event: 3 hubs (HTTP, tracker, store, publisher) / broker / subscriber",
+            " / ".join(f"{cpu[k] / len(records) * 1000:.2f} ms" for k in ("hubs", "broker"))
+            + f" / {cpu['subscriber'] / len(records) * 1000:.2f} ms",
+            "info",
+            True,
+        ),
     ]
+
+
+def _cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def _thread_cpu(thread: Any) -> float:
+    """CPU seconds of one thread of this process (by its native id)."""
+    for info in psutil.Process().threads():
+        if thread is not None and info.id == thread.native_id:
+            return float(info.user_time + info.system_time)
+    return 0.0
 
 
 # ------------------------------------------------------------------- publisher cost (P3)
