@@ -11,12 +11,13 @@ state and its JSON. A :class:`~pmux_widget.fleet.Subscriber` in this process rec
 token first appears in its session's JSON (``last_prompt`` / ``last_assistant``). Latency =
 from ``time.monotonic_ns()`` in the driver just before it connects, to the subscriber's
 listener seeing the token (CLOCK_MONOTONIC is shared by the processes). The path: hook → hub
-→ publisher thread → JetStream put → the broker → the subscriber's watch.
+→ publisher thread → a publish to the bucket's subject → the broker → the subscriber's watch.
 
-Publisher cost: bench_hub's P3 (one in-process hub, 200 sessions, 200 events/s, 60 s) run
-twice, without and with a publisher attached to a real broker; the budget is the p99
-difference. Runs share a noisy 2-core machine, so the listener's own time on the hub thread
-(the only work the publisher adds there) is reported too, measured around each call.
+Publisher cost: bench_hub's P3 (one in-process hub, 200 sessions, 200 events/s, 60 s) without
+and with a publisher attached to a real broker, alternated, best of two each (one each with
+``--quick``); the budget is the p99 difference. Runs share a noisy 2-core machine, so the
+listener's own time on the hub thread (the only work the publisher adds there) is reported
+too, measured around each call.
 """
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ def p13(quick: bool) -> list[Row]:
                 check=True,
                 timeout=duration + 300,
             )
-            records = [r for r in json.loads(out.stdout) if r[1]]
+            every = json.loads(out.stdout)
+            records = [r for r in every if r[1]]  # the run (the SessionStart round has none)
             last = max(r[2] for r in records)
             with_deadline = time.monotonic() + 10
             while time.monotonic() < with_deadline and len(seen) < len(records):
@@ -227,8 +229,9 @@ def p13(quick: bool) -> list[Row]:
         ),
         (
             "P13 CPU per event: 3 hubs (HTTP, tracker, store, publisher) / broker / subscriber",
-            " / ".join(f"{cpu[k] / len(records) * 1000:.2f} ms" for k in ("hubs", "broker"))
-            + f" / {cpu['subscriber'] / len(records) * 1000:.2f} ms",
+            " / ".join(f"{cpu[k] / len(every) * 1000:.2f} ms" for k in ("hubs", "broker"))
+            + f" / {cpu['subscriber'] / len(every) * 1000:.2f} ms ({len(every)} events, "
+            "the SessionStart round included; the hubs' pollers and watchers too)",
             "info",
             True,
         ),
@@ -278,18 +281,25 @@ def publisher_cost(quick: bool) -> list[Row]:
             wait_until(publisher.connected.is_set, 15, "the publisher to connect")
             return publisher.stop
 
-        log("publisher cost: P3 without the fleet publisher")
-        without = bench_hub.p3(quick)
-        log("publisher cost: P3 with the fleet publisher attached")
-        with_fleet = bench_hub.p3(quick, attach=attach)
-    base, extra = _p3_p99(without), _p3_p99(with_fleet)
-    all_ok = all(r[3] for r in with_fleet if r[2] != "info")
+        # alternated, best of two each in a full run: other work on this shared machine
+        # moves a single run's p99 by more than the budget
+        bases, extras, all_ok = [], [], True
+        for _ in range(1 if quick else 2):
+            log("publisher cost: P3 without the fleet publisher")
+            bases.append(_p3_p99(bench_hub.p3(quick)))
+            log("publisher cost: P3 with the fleet publisher attached")
+            with_fleet = bench_hub.p3(quick, attach=attach)
+            extras.append(_p3_p99(with_fleet))
+            all_ok = all_ok and all(r[3] for r in with_fleet if r[2] != "info")
+    base, extra = min(bases), min(extras)
     publisher = publishers[0]
     cost = [ns / 1000 for ns in listener_ns]
     return [
         (
-            "P3 p99 without / with the fleet publisher (difference)",
-            f"{base:.2f} / {extra:.2f} ms ({extra - base:+.2f})",
+            "P3 p99 without / with the fleet publisher, best of "
+            f"{len(bases)} alternated runs each (difference)",
+            f"{base:.2f} / {extra:.2f} ms ({extra - base:+.2f}; runs: "
+            f"{', '.join(f'{x:.1f}' for x in bases)} / {', '.join(f'{x:.1f}' for x in extras)})",
             f"<= +{P3_EXTRA_P99_MS:g} ms",
             extra - base <= P3_EXTRA_P99_MS and all_ok,
         ),
