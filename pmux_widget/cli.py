@@ -222,9 +222,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     publisher, url = None, fleet_url(args.fleet)
     if url:
-        publisher = start_fleet_publisher(
-            hub, url, host=args.host_name, creds=args.fleet_creds, redact=args.redact
-        )
+        try:
+            publisher = start_fleet_publisher(
+                hub, url, host=args.host_name, creds=args.fleet_creds, redact=args.redact
+            )
+        except (ImportError, RuntimeError, ValueError) as exc:  # no nats-py, a bad host name
+            hub.stop()
+            print(f"pmux-widget: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"publishing to the fleet at {url} as host {publisher.host}")
     sys.stdout.flush()
     done = threading.Event()

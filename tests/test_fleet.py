@@ -553,3 +553,16 @@ def test_status_fleet_with_no_broker_fails_clearly(tmp_path):
         timeout=60,
     )
     assert out.returncode == 1 and "no fleet snapshot" in out.stderr
+
+
+def test_serve_refuses_a_host_name_the_keys_cannot_hold(tmp_path):
+    homes = ["--home", str(tmp_path / "pmux"), "--claude-home", str(tmp_path)]
+    flags = ["--fleet", "nats://127.0.0.1:1", "--host-name", "_host"]
+    out = subprocess.run(
+        [sys.executable, "-m", "pmux_widget", *homes, "serve", *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "cannot name a host" in out.stderr
+    assert list((tmp_path / "pmux" / "runtime").glob("*.json")) == []  # the hub stopped
