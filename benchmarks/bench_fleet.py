@@ -291,6 +291,7 @@ def publisher_cost(quick: bool) -> list[Row]:
             with_fleet = bench_hub.p3(quick, attach=attach)
             extras.append(_p3_p99(with_fleet))
             all_ok = all_ok and all(r[3] for r in with_fleet if r[2] != "info")
+            threads = [r for r in with_fleet if str(r[0]).startswith("P3 hub-thread CPU")]
     base, extra = min(bases), min(extras)
     publisher = publishers[0]
     cost = [ns / 1000 for ns in listener_ns]
@@ -309,6 +310,10 @@ def publisher_cost(quick: bool) -> list[Row]:
             f"{publisher.puts} puts in {publisher.batches} batches",
             "info",
             True,
+        ),
+        *(
+            (f"P3 with the publisher: {str(r[0])[3:]} (pmux-fleet*: the publisher)", *r[1:])
+            for r in threads[-1:]
         ),
     ]
 
