@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 #: What ``--redact`` blanks: the prompt, the answer and the tool input (its summary).
 REDACTED_FIELDS = ("last_prompt", "last_assistant", "tool_summary")
+#: Seconds a batch waits after the first change for the ones that follow it.
+BATCH_WINDOW = 0.02
 
 
 def publish_json(session: Session, host: str, redact: bool = False) -> dict[str, Any]:
@@ -240,6 +242,10 @@ class Publisher:
             # loop itself (that write to the loop's self-pipe would release the GIL)
             while not await loop.run_in_executor(self._waiter, self._signal.wait, 1.0):
                 pass
+            # gather what else comes in the next moment: one wake-up and one socket write per
+            # batch instead of per change (system calls cost 50-300 µs each on a busy VM);
+            # changes in the window find the signal still set and skip setting it
+            await asyncio.sleep(BATCH_WINDOW)
             self._signal.clear()
             if not self.connected.is_set() or self._nc is None:
                 self._queue.clear()  # the reconnection rewrites everything anyway
