@@ -34,6 +34,7 @@ MODULES = [
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
     ("timeline", "benchmarks.bench_timeline"),
+    ("fleet", "benchmarks.bench_fleet"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
 ]

@@ -221,7 +221,9 @@ def _p3_driver() -> None:
 # ---------------------------------------------------------------------------------- P3
 
 
-def p3(quick: bool) -> list[Row]:
+def p3(quick: bool, attach: Any = None) -> list[Row]:
+    """``attach(hub) -> detach``, if given, runs once the hub is up (bench_fleet attaches the
+    fleet publisher to measure its cost on this very path)."""
     count, rate = 200, 200
     duration = 5 if quick else 60
     rows: list[Row] = []
@@ -229,6 +231,7 @@ def p3(quick: bool) -> list[Row]:
         sessions = [(_sid(3, k), _cwd(k)) for k in range(count)]
         _place_transcripts(homes, sessions, 40_000, 4)
         hub = make_hub(home=homes.pmux.root, claude_home=homes.claude, port=0).start()
+        detach = attach(hub) if attach is not None else None
         seen: dict[tuple[str, int], int] = {}
         polls: list[tuple[int, int]] = []
         try:
@@ -278,6 +281,8 @@ def p3(quick: bool) -> list[Row]:
             time.sleep(0.2)
             fleet_size = len(hub.sessions())
         finally:
+            if detach is not None:
+                detach()
             hub.stop()
     run = [r for r in records if r[1] == "run"]
     latencies, client, unmatched, errors = [], [], 0, 0

@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 _hub: Hub | None = None
+_publisher: Any = None  # the fleet publisher of start(fleet=URL), if any
 _lock = threading.RLock()
 _atexit_registered = False
 
@@ -57,21 +58,31 @@ def start(
     home: str | os.PathLike[str] | None = None,
     port: int = 0,
     retain_days: float | None = 30.0,
+    fleet: str | None = None,
+    host_name: str | None = None,
+    fleet_creds: str | None = None,
+    redact: bool = False,
 ) -> Hub:
     """Start this process's hub (idempotent: a running hub is returned as it is).
 
     ``claude_home``: Claude's config dir (default ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``);
     ``home``: pmux-widget's home (default ``$PMUX_WIDGET_HOME`` or ``~/.pmux_widget``);
     ``port``: 0 picks a free one; ``retain_days``: how long ended sessions' history is kept
-    (None: forever).
+    (None: forever). ``fleet``: a NATS URL to publish this hub's sessions to (as
+    ``host_name``, default the machine's name; ``fleet_creds``: a credentials file;
+    ``redact``: no prompt, answer or tool input leaves the machine). See docs/fleet.md.
     """
-    global _hub, _atexit_registered
+    global _hub, _atexit_registered, _publisher
     with _lock:
         if _hub is not None and _hub.running:
+            if fleet and _publisher is None:
+                _publisher = _start_publisher(_hub, fleet, host_name, fleet_creds, redact)
             return _hub
         _hub = make_hub(
             home=home, claude_home=claude_home, port=port, retain_days=retain_days
         ).start()
+        if fleet:
+            _publisher = _start_publisher(_hub, fleet, host_name, fleet_creds, redact)
         model.set_session_handler(_SessionHandler())
         if not _atexit_registered:
             atexit.register(stop)
@@ -79,10 +90,21 @@ def start(
         return _hub
 
 
+def _start_publisher(
+    target: Hub, url: str, host: str | None, creds: str | None, redact: bool
+) -> Any:
+    from pmux_widget.fleet_cli import start_fleet_publisher
+
+    return start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+
+
 def stop() -> None:
     """Stop the hub (its runtime file is removed; hooks then spool until the next start)."""
-    global _hub
+    global _hub, _publisher
     with _lock:
+        if _publisher is not None:
+            _publisher.stop()
+            _publisher = None
         if _hub is not None:
             _hub.stop()
             _hub = None
@@ -407,15 +429,35 @@ def status_widget() -> Any:
         return _widget
 
 
-def show() -> None:
+def show(fleet: str | None = None, fleet_creds: str | None = None) -> None:
     """Display the status widget in the cell's output (live until closed).
 
     Returns None, so that a cell ending with ``pmux_widget.show()`` shows it once; the widget
-    itself is :func:`status_widget`.
+    itself is :func:`status_widget`. ``fleet``: a NATS URL, to show every host's sessions
+    instead of this machine's (see docs/fleet.md).
     """
     from IPython.display import display
 
-    display(status_widget())
+    display(_fleet_widget(fleet, fleet_creds) if fleet else status_widget())
+
+
+_fleet_widgets: dict[str, Any] = {}
+
+
+def _fleet_widget(url: str, creds: str | None) -> Any:
+    """One widget per fleet URL, over a subscriber that lives as long as the process."""
+    from pmux_widget.fleet import Subscriber
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.widget import StatusWidget
+
+    with _lock:
+        widget = _fleet_widgets.get(url)
+        if widget is None or widget.comm is None:
+            if widget is not None:  # closed: its subscriber goes too
+                widget._hub.subscriber.stop()
+            view = FleetView(Subscriber(url, creds=creds).start(timeout=10))
+            widget = _fleet_widgets[url] = StatusWidget(view)  # type: ignore[arg-type]
+        return widget
 
 
 def sidebar(title: str = "Claude sessions") -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
-from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
+from pmux_widget.table import format_table
 
 __all__ = ["main"]
 
@@ -106,73 +106,11 @@ def offline_snapshot(home: PmuxHome, claude_dir: Any) -> dict[str, Any]:
     return compute_snapshot(home, claude_dir)
 
 
-def _age(since_ms: int, now: int) -> str:
-    seconds = max(0, (now - since_ms) // 1000)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}"
-    return f"{seconds // 86400}d"
-
-
-def _kilo(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
-
-
-def format_table(snapshot: dict[str, Any], now: int | None = None) -> str:
-    """A readable table of the snapshot (what ``status`` prints)."""
-    now = now_ms() if now is None else now
-    sessions = snapshot.get("sessions", [])
-    counts = snapshot.get("counts", {})
-    header = (
-        f"{counts.get('attention', 0)} need you · {counts.get('needs-input', 0)} needs-input · "
-        f"{counts.get('review', 0)} review · {counts.get('busy', 0)} busy · "
-        f"{counts.get('unknown', 0)} unknown · {counts.get('idle', 0)} idle"
-    )
-    if not sessions:
-        return header + "\nNo sessions yet."
-    rows = [("STATE", "FOR", "SESSION", "PROJECT", "DOING / LAST", "TOKENS", "WHY")]
-    for s in sessions:
-        state = s["state"] + ("" if s.get("running") else " (ended)")
-        if s.get("error"):
-            doing = f"error: {s['error']}"
-        elif s.get("tool_summary") or s.get("current_tool"):
-            doing = s.get("tool_summary") or s.get("current_tool")
-        else:
-            doing = s.get("last_assistant") or s.get("last_prompt") or ""
-        if s.get("compacting"):
-            doing = "[compacting] " + doing
-        if s.get("subagents"):
-            doing = f"[{s['subagents']} sub-agents] " + doing
-        tokens = s.get("tokens") or {}
-        total_in = tokens.get("input", 0) + tokens.get("cache_read", 0)
-        total_in += tokens.get("cache_creation", 0)
-        token_text = f"{_kilo(total_in)}/{_kilo(tokens.get('output', 0))}"
-        if s.get("context_tokens"):
-            token_text += f" ctx {_kilo(s['context_tokens'])}"
-        tmux = s.get("tmux")
-        project = s.get("project") or ""
-        if tmux:
-            project += f" {tmux.get('session')}:{tmux.get('window')}.{tmux.get('pane')}"
-        rows.append(
-            (
-                state,
-                _age(s.get("state_since") or now, now),
-                s["session_id"][:8],
-                project,
-                doing[:60],
-                token_text,
-                s.get("source", ""),
-            )
-        )
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return header + "\n" + "\n".join(line.rstrip() for line in lines)
-
-
 def cmd_status(args: argparse.Namespace) -> int:
+    if args.fleet:
+        from pmux_widget.fleet_cli import status_fleet
+
+        return status_fleet(args)
     home, claude_dir = _paths(args)
 
     def snapshot() -> dict[str, Any]:
@@ -216,6 +154,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     hub.start()
     print(f"pmux-widget hub on http://127.0.0.1:{hub.port} (pid {hub.hub_id}); Ctrl+C stops")
+    from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
+
+    publisher, url = None, fleet_url(args.fleet)
+    if url:
+        try:
+            publisher = start_fleet_publisher(
+                hub, url, host=args.host_name, creds=args.fleet_creds, redact=args.redact
+            )
+        except (ImportError, RuntimeError, ValueError) as exc:  # no nats-py, a bad host name
+            hub.stop()
+            print(f"pmux-widget: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"publishing to the fleet at {url} as host {publisher.host}")
     sys.stdout.flush()
     done = threading.Event()
 
@@ -228,9 +179,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         while not done.wait(0.5):
             pass
     finally:
+        if publisher is not None:
+            publisher.stop()
         hub.stop()
     print("pmux-widget hub stopped")
     return EXIT_OK
+
+
+def _cmd_fleet_forget(args: argparse.Namespace) -> int:
+    from pmux_widget.fleet_cli import fleet_forget
+
+    return fleet_forget(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -360,6 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help='{"sessions": [...], "counts": {...}}')
     p.add_argument("--watch", action="store_true", help="refresh until Ctrl+C")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes")
+    p.add_argument("--fleet", metavar="URL", help="every host's sessions from this NATS server")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("serve", help="run a hub in the foreground until SIGINT/SIGTERM")
@@ -371,7 +332,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="keep ended sessions' history N days after their last activity (default 30)",
     )
+    p.add_argument(
+        "--fleet", metavar="URL", help="publish to this NATS server (default $PMUX_WIDGET_FLEET)"
+    )
+    p.add_argument("--host-name", help="this machine's name in the fleet (default: hostname)")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")
+    p.add_argument("--redact", action="store_true", help="publish no prompt, answer or tool input")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("fleet", help="manage the fleet's shared state")
+    fleet_sub = p.add_subparsers(dest="fleet_command", required=True)
+    p = fleet_sub.add_parser("forget", help="remove a host that is gone for good")
+    p.add_argument("host", help="the host's name as the fleet shows it")
+    p.add_argument("--fleet", metavar="URL", help="the NATS server (default $PMUX_WIDGET_FLEET)")
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file")
+    p.set_defaults(func=_cmd_fleet_forget)
 
     p = sub.add_parser(
         "demo",

@@ -227,7 +227,7 @@ class StatusWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         """The text/plain fallback for front-ends without widgets: the status table."""
-        from pmux_widget.cli import format_table
+        from pmux_widget.table import format_table
 
         hub = getattr(self, "_hub", None)
         if hub is None:

@@ -1,0 +1,134 @@
+"""A hub-like view of the fleet, so the status widget can show every host without changes.
+
+:class:`FleetView` offers what ``StatusWidget`` reads from a hub — ``fleet`` (sessions by id),
+``call``, ``add_listener`` (changes, fleet), ``loop`` — fed by a :class:`Subscriber` on its
+thread. Until the front-end groups by host itself, each row's workspace is prefixed with its
+host (``devbox / api``), and ``(offline)`` is added for a host that stopped beating, so the
+widget's grouping by workspace reads as host, then workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.core.model import Change, Session
+from pmux_widget.system.home import PmuxHome
+
+from .subscriber import Subscriber
+
+__all__ = ["FleetView", "fleet_session"]
+
+ViewListener = Callable[[list[Change], dict[str, Session]], None]
+
+
+def fleet_session(data: dict[str, Any], online: bool) -> Session:
+    """A :class:`Session` from a fleet JSON, its workspace labelled with its host."""
+    session = Session.from_record(data)
+    host = str(data.get("host") or "?")
+    label = host if online else f"{host} (offline)"
+    inner = session.workspace or session.project or "?"
+    return session.replace(workspace=f"{label} / {inner}")
+
+
+class FleetView:
+    """Read-only, hub-shaped access to a running :class:`Subscriber`."""
+
+    def __init__(
+        self,
+        subscriber: Subscriber,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        claude_home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.subscriber = subscriber
+        self.home = PmuxHome.resolve(home)
+        self.claude_dir: Path = ClaudeHome.resolve(claude_home).root
+        self.port = 0
+        self.hub_id = f"fleet-{secrets.token_hex(4)}"
+        self.fleet: dict[str, Session] = {}
+        self._listeners: list[ViewListener] = []
+        self._where: dict[str, str] = {}  # session id → host
+        self._unlisten: Callable[[], None] = self.call(self._load)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        loop = self.subscriber._loop
+        assert loop is not None, "subscriber not started"
+        return loop
+
+    @property
+    def running(self) -> bool:
+        return self.subscriber._thread is not None and self.subscriber._thread.is_alive()
+
+    def call(self, fn: Callable[[], Any], timeout: float = 10) -> Any:
+        """Run ``fn`` on the subscriber's thread (where ``fleet`` changes) and return it."""
+
+        thread = self.subscriber._thread
+        if thread is None or not thread.is_alive() or threading.current_thread() is thread:
+            return fn()  # stopped (nothing changes any more), or already on that thread
+
+        async def run() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def add_listener(self, listener: ViewListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def sessions(self) -> list[Session]:
+        return list(self.fleet.values())
+
+    def dismiss(self, session_id: str) -> None:
+        """Another host's review is dismissed there (an action: not available yet)."""
+
+    def _load(self) -> Callable[[], None]:
+        """Subscriber thread: read everything and listen, with nothing slipping in between."""
+        hosts = self.subscriber.hosts()
+        fleet: dict[str, Session] = {}
+        for data in self.subscriber.sessions():
+            host = str(data.get("host"))
+            session = fleet_session(data, hosts.get(host, {}).get("online", False))
+            fleet[session.session_id] = session
+            self._where[session.session_id] = host
+        self.fleet = fleet
+        return self.subscriber.add_listener(self._on_update)
+
+    def _on_update(self, changed: list[tuple[str, str | None]], sub: Subscriber) -> None:
+        """Subscriber thread: rebuild the touched sessions, tell the listeners."""
+        fleet = dict(self.fleet)
+        touched: set[str] = set()
+        for host, session_id in changed:
+            if session_id is None:  # the host itself (online or not): all its rows
+                touched |= {sid for sid, h in self._where.items() if h == host}
+            else:
+                touched.add(session_id)
+                self._where[session_id] = host
+        changes = []
+        for session_id in sorted(touched):
+            host = self._where.get(session_id, "")
+            data = sub.get(host, session_id)
+            before = fleet.get(session_id)
+            if data is None:
+                fleet.pop(session_id, None)
+                self._where.pop(session_id, None)
+                if before is not None:
+                    changes.append(Change(session_id, before, before))
+                continue
+            after = fleet_session(data, sub.online(host))
+            fleet[session_id] = after
+            changes.append(Change(session_id, before, after))
+        self.fleet = fleet
+        if changes:
+            for listener in list(self._listeners):
+                listener(changes, fleet)
+
+    def close(self) -> None:
+        self._unlisten()
