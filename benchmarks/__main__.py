@@ -35,6 +35,7 @@ MODULES = [
     ("hub", "benchmarks.bench_hub"),
     ("timeline", "benchmarks.bench_timeline"),
     ("fleet", "benchmarks.bench_fleet"),
+    ("actions", "benchmarks.bench_actions"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
 ]

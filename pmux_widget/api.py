@@ -177,8 +177,13 @@ class Ask:
                     "an idle or finished session (send() queues while busy)"
                 )
             act(target, session_id, "send", text=text, record=target.record_action)
+        elif session.state is State.NEEDS_INPUT:
+            # (just answered, most likely): the turn goes on once the dialog is left
+            self.sent_at = now_ms()
+        elif session.state is State.BUSY:
+            self.sent_at = session.state_since
         else:
-            self.sent_at = 0 if session.state is not State.BUSY else session.state_since
+            self.sent_at = 0  # the turn has ended: its answer now
         # The turn started by the prompt ends in a state entered after it was sent.
         self._wait = Wait(target, session_id, _TURN_ENDS, timeout, since=self.sent_at)
 
