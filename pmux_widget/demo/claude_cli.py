@@ -2,10 +2,11 @@
 
 Why: pmux-widget watches Claude Code's hooks, PID files and transcripts. Guessing their shapes
 and order is how monitors go wrong, so tests and the demo run the *real* CLI
-(``@anthropic-ai/claude-code``, pinned to :data:`CLI_VERSION`) against the scripted model
-(:mod:`pmux_widget.demo.scripted_model`), interactively in a private tmux server.
+(``@anthropic-ai/claude-code``, pinned to the versions of :data:`CLI_VERSIONS`) against the
+scripted model (:mod:`pmux_widget.demo.scripted_model`), interactively in a private tmux server.
 
-* :func:`ensure_cli` installs the CLI once into a cache folder with npm and returns the binary.
+* :func:`ensure_cli` installs a pinned version once into its own folder of a cache (versions
+  side by side) with npm and returns the binary.
 * :class:`ClaudeEnv` is a temporary ``HOME`` + ``CLAUDE_CONFIG_DIR`` + project folder, seeded
   so the CLI starts without onboarding, API-key or folder-trust dialogs, optionally with hooks
   (e.g. :meth:`ClaudeEnv.add_recorder_hooks`, which logs every hook payload to a JSONL file).
@@ -41,6 +42,9 @@ __all__ = [
     "ALL_HOOK_EVENTS",
     "CLI_PACKAGE",
     "CLI_VERSION",
+    "CLI_VERSIONS",
+    "NEWEST",
+    "OLDEST",
     "ClaudeEnv",
     "CliUnavailable",
     "TmuxClaude",
@@ -52,8 +56,26 @@ __all__ = [
 ]
 
 CLI_PACKAGE = "@anthropic-ai/claude-code"
-CLI_VERSION = "2.1.197"
-"""The CLI version every recorded behaviour and fixture refers to."""
+CLI_VERSIONS: tuple[str, ...] = ("2.1.197", "2.1.332")
+"""The pinned CLI versions the real-CLI suite runs against, oldest first: the oldest release
+we support and the newest at the last upgrade (``python -m devtools.upgrade_cli``)."""
+OLDEST = CLI_VERSIONS[0]
+NEWEST = CLI_VERSIONS[-1]
+CLI_VERSION = OLDEST
+"""The version the first recordings (``tests/fixtures/real/<scenario>/``) were made with."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"2.1.332"`` → ``(2, 1, 332)``, to compare versions."""
+    return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def auto_mode_default(version: str) -> bool:
+    """Whether ``version`` starts in "auto" permission mode (a classifier approves most tool
+    calls) unless settings ask for ``"defaultMode": "default"``: observed on 2.1.332, not on
+    2.1.197. Versions in between were not recorded; the boundary is our newest pin's."""
+    return version_key(version) > version_key(OLDEST)
+
 
 ALL_HOOK_EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -199,19 +221,42 @@ def _candidates(prefix: Path) -> list[Path]:
     ]
 
 
+def _make_executable(prefix: Path) -> None:
+    """npm 11 skips install scripts, and a package's binary can then lack its x bit: set it."""
+    nm = prefix / "node_modules" / "@anthropic-ai"
+    for f in [*nm.glob("claude-code-*/claude"), *nm.glob("claude-code/bin/claude*")]:
+        with contextlib.suppress(OSError):
+            if f.is_file() and not os.access(f, os.X_OK):
+                f.chmod(f.stat().st_mode | 0o111)
+
+
+def _working(prefixes: Iterable[Path], version: str) -> Path | None:
+    for prefix in prefixes:
+        _make_executable(prefix)
+        for cand in _candidates(prefix):
+            if cand.exists() and cli_version(cand) == version:
+                return cand
+    return None
+
+
 def ensure_cli(
+    version: str = NEWEST,
     cache_dir: str | os.PathLike[str] | None = None,
-    version: str = CLI_VERSION,
     timeout: float = 900.0,
 ) -> Path:
     """Return a working ``claude`` binary of ``version``, installing it with npm if needed.
 
-    ``$PMUX_CLAUDE_CLI`` (a path to a binary) wins when set. Otherwise the CLI is installed once
-    into ``cache_dir`` (default :func:`default_cache_dir`) with ``npm install --prefix``; an
-    exclusive file lock makes concurrent callers (parallel test workers) install only once.
+    Each version lives in its own npm prefix, ``<cache_dir>/<version>/`` (default cache:
+    :func:`default_cache_dir`), so several stay installed side by side; an install made before
+    versions were separated (``<cache_dir>/node_modules``) is still used when its version
+    matches. ``$PMUX_CLAUDE_CLI_<version with _ for .>`` (e.g. ``PMUX_CLAUDE_CLI_2_1_332``) or,
+    for any version, ``$PMUX_CLAUDE_CLI`` (a path to a binary) wins when it prints that version.
+    An exclusive file lock makes concurrent callers (parallel test workers) install only once.
     Raises :class:`CliUnavailable` with the reason when no working binary can be had.
     """
-    override = os.environ.get("PMUX_CLAUDE_CLI")
+    override = os.environ.get("PMUX_CLAUDE_CLI_" + version.replace(".", "_")) or os.environ.get(
+        "PMUX_CLAUDE_CLI"
+    )
     if override:
         path = Path(override).expanduser()
         found = cli_version(path)
@@ -220,13 +265,14 @@ def ensure_cli(
                 f"PMUX_CLAUDE_CLI={override}: --version gave {found!r}, expected {version}"
             )
         return path
-    prefix = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    root = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    prefix = root / version
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for cand in _candidates(prefix):
-            if cand.exists() and cli_version(cand) == version:
-                return cand
+        found_bin = _working((prefix, root), version)
+        if found_bin:
+            return found_bin
         npm = shutil.which("npm")
         if npm is None:
             raise CliUnavailable("npm is not on PATH; cannot install the Claude Code CLI")
@@ -238,6 +284,9 @@ def ensure_cli(
             "--no-audit",
             "--no-fund",
             "--no-save",
+            # Since 2.1.198 the package asks for Node >= 22; the CLI is a native binary, so
+            # an older Node installs it fine (npm only warns).
+            "--engine-strict=false",
             "--prefix",
             str(prefix),
             f"{CLI_PACKAGE}@{version}",
@@ -249,9 +298,9 @@ def ensure_cli(
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
             raise CliUnavailable("npm install failed: " + " | ".join(tail))
-        for cand in _candidates(prefix):
-            if cand.exists() and cli_version(cand) == version:
-                return cand
+        found_bin = _working((prefix,), version)
+        if found_bin:
+            return found_bin
     raise CliUnavailable(f"installed {CLI_PACKAGE}@{version} under {prefix}, but no binary runs")
 
 
