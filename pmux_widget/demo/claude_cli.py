@@ -340,6 +340,12 @@ class ClaudeEnv:
 
     ``.claude.json`` is seeded before the first start (onboarding done, API key approved, the
     project trusted) so the interactive CLI opens straight at its prompt and runs hooks.
+
+    What a version needs (``version``, default :data:`NEWEST`): CLIs whose default permission
+    mode is "auto" (:func:`auto_mode_default`) get, unless ``auto_mode`` is true, settings
+    ``{"permissions": {"defaultMode": "default"}}`` ("manual mode": the classic permission
+    dialogs) and ``"hasSeenAutoDefaultNudge": true`` in ``.claude.json`` (else a startup dialog
+    "Make auto mode your default permission mode?" waits; ``startup_dialog=True`` keeps it).
     """
 
     def __init__(
@@ -351,7 +357,13 @@ class ClaudeEnv:
         settings: Mapping[str, Any] | None = None,
         extra_env: Mapping[str, str] | None = None,
         seed_files: bool = True,
+        version: str = NEWEST,
+        auto_mode: bool = False,
+        startup_dialog: bool = False,
     ) -> None:
+        self.version = version
+        self.auto_mode = auto_mode and auto_mode_default(version)
+        self.startup_dialog = startup_dialog
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="pmux-claude-")).resolve()
         self.home = self.root / "home"
@@ -407,12 +419,16 @@ class ClaudeEnv:
         if not self.state_file.exists():
             state = {
                 "hasCompletedOnboarding": True,
-                "lastOnboardingVersion": CLI_VERSION,
+                "lastOnboardingVersion": self.version,
                 "numStartups": 1,
                 "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
                 "projects": {},
             }
+            if auto_mode_default(self.version) and not self.startup_dialog:
+                state["hasSeenAutoDefaultNudge"] = True
             self.state_file.write_text(json.dumps(state, indent=2))
+        if auto_mode_default(self.version) and not self.auto_mode:
+            self.merge_settings({"permissions": {"defaultMode": "default"}})
         self.trust(self.cwd)
 
     def merge_settings(self, settings: Mapping[str, Any]) -> None:
@@ -523,8 +539,16 @@ class TmuxClaude:
     hooks still see ``$TMUX_PANE``. Use as a context manager, or call :meth:`close`.
     """
 
-    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"")
+    # The input box's footer: "? for shortcuts" (2.1.197, and 2.1.332 in manual mode) or
+    # "⏵⏵ auto mode on (shift+tab to cycle)" (2.1.332 in auto mode).
+    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"|auto mode on")
     DIALOG = re.compile(r"Do you want to (proceed|make this edit|create|allow)|❯ 1\. Yes")
+    AUTO_CANT_CHECK = re.compile(r"Auto mode can't check actions in this session\s*$", re.M)
+    #: an option line of a dialog: "❯ 1. Yes" / "  3. No" (numbered) or "❯ No" / "  Yes"
+    #: (2.1.332's dialog in auto mode: unnumbered, "No" first and selected)
+    OPTION = re.compile(
+        r"^\s*(?P<cursor>❯)?\s*(?:(?P<num>\d+)\.\s+)?(?P<label>(?:Yes|No)\b.*?)\s*$"
+    )
 
     def __init__(
         self,
@@ -656,16 +680,77 @@ class TmuxClaude:
         """Wait until a permission dialog is on screen; return the screen."""
         return self.wait_for_screen(self.DIALOG, timeout)
 
+    def dialog_options(self, screen: str | None = None) -> list[tuple[str, str | None, bool]]:
+        """The options of the dialog on screen, top to bottom: ``(label, number or None,
+        selected)``. Empty when no dialog is shown."""
+        text = self.screen() if screen is None else screen
+        # Options follow the dialog's question; earlier lines may quote "Yes"/"No" too.
+        idx = max(text.rfind("Do you want to"), 0)
+        out = []
+        for line in text[idx:].splitlines()[1:]:
+            m = self.OPTION.match(line)
+            if m:
+                out.append((m["label"], m["num"], bool(m["cursor"])))
+        return out
+
+    def choose(self, label: str, timeout: float = 30.0) -> str:
+        """Wait for a permission dialog and choose the option whose label is ``label``
+        (exactly, e.g. "Yes" rather than "Yes, and always allow …"); return the screen.
+
+        Never by position: 2.1.197 lists "1. Yes" first, 2.1.332's dialog in auto mode lists
+        "❯ No" first (a bare Enter denies). A numbered option is chosen by its digit; an
+        unnumbered one by moving the cursor onto it (checked on screen) and Enter.
+        """
+        screen = self.wait_dialog(timeout)
+        options = self.wait_until(
+            lambda: self.dialog_options(),
+            timeout,
+            what="the dialog's options on screen",
+        )
+        labels = [o[0] for o in options]
+        if label not in labels:
+            raise ValueError(f"no option {label!r} in the dialog: {labels}")
+        target = labels.index(label)
+        if options[target][1] is not None:
+            self.send_keys(options[target][1] or "")
+            return screen
+        # The dialog may be drawn before it takes keys: move one step at a time, re-reading
+        # the cursor, until it rests on the target.
+        deadline = time.monotonic() + timeout
+
+        def cursor() -> int | None:
+            return next((i for i, o in enumerate(self.dialog_options()) if o[2]), None)
+
+        while (at := cursor()) != target:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not move the cursor onto {label!r}\n{self.screen()}")
+            if at is not None:
+                self.send_keys("Down" if target > at else "Up")
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda at=at: cursor() != at, 1.0)
+        self.send_keys("Enter")
+        return screen
+
+    def stay_in_auto_mode(self, timeout: float = 30.0) -> None:
+        """Answer auto mode's "can't check actions in this session" dialog with Enter (stay
+        in auto mode; the call becomes a permission dialog). The dialog is drawn before it
+        takes keys, so Enter is pressed again until the dialog is gone."""
+        self.wait_for_screen(self.AUTO_CANT_CHECK, timeout)
+        deadline = time.monotonic() + timeout
+        while self.AUTO_CANT_CHECK.search(self.screen()):
+            if time.monotonic() > deadline:
+                raise TimeoutError("auto mode's dialog did not take Enter\n" + self.screen())
+            self.send_keys("Enter")
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.AUTO_CANT_CHECK.search(self.screen()), 2.0)
+
     def approve(self, timeout: float = 30.0) -> None:
-        """Wait for a permission dialog and choose "1. Yes"."""
-        self.wait_dialog(timeout)
-        self.send_keys("1")
+        """Wait for a permission dialog and choose "Yes" (by label, see :meth:`choose`)."""
+        self.choose("Yes", timeout)
 
     def deny(self, timeout: float = 30.0) -> None:
-        """Wait for a permission dialog and choose "No" (the last option)."""
-        screen = self.wait_dialog(timeout)
-        options = re.findall(r"(\d)\. No", screen)
-        self.send_keys(options[-1] if options else "Escape")
+        """Wait for a permission dialog and choose "No" (by label, see :meth:`choose`)."""
+        self.choose("No", timeout)
 
     def escape(self) -> None:
         """Press Esc (interrupts a streaming answer or dismisses a dialog)."""
