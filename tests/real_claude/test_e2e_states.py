@@ -18,6 +18,8 @@ import re
 import time
 from collections.abc import Callable
 
+import pytest
+
 from pmux_widget.core.model import Session, State, Tokens
 from pmux_widget.demo.claude_cli import TmuxClaude, read_jsonl, wait_until
 from pmux_widget.demo.scripted_model import load_scenarios
@@ -64,6 +66,15 @@ def press(tc: TmuxClaude, *keys: str) -> float:
     t = time.monotonic()
     tc.send_keys(*keys)
     return t
+
+
+def option_key(tc: TmuxClaude, label: str) -> str:
+    """The key that chooses the dialog option labelled ``label`` (its digit): by label, never
+    by position (2.1.332's dialog in auto mode lists "No" first)."""
+    options = wait_until(tc.dialog_options, 10, what="the dialog's options")
+    key = next((num for lab, num, _ in options if lab == label), None)
+    assert key, f"no numbered option {label!r}: {options}\n{tc.screen()}"
+    return key
 
 
 def submit(tc: TmuxClaude, text: str) -> float:
@@ -389,6 +400,7 @@ def no_moves_after(tr: Tracked, sid: str, since: float, state: State, hold: floa
 # --------------------------------------------------------------------------- tests
 
 
+@pytest.mark.all_versions
 def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
     tc = tr.tc
@@ -399,7 +411,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
 
     # 1. Approve: busy → needs-input (dialog) → busy (answered in the terminal) → review.
     dialog_flow(tr, timings, sid, "approve")
-    t_yes = press(tc, "1")
+    t_yes = press(tc, option_key(tc, "Yes"))
     s = busy_then_review(
         tr,
         timings,
@@ -421,10 +433,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     # tool-use interrupt marker: the session must end idle, never stay needs-input.
     dialog_flow(tr, timings, sid, "deny")
     hooks_before = len(tr.env.hook_events())
-    screen = tc.screen()
-    no = re.findall(r"(\d)\. No", screen)
-    assert no, screen
-    t_no, s = interrupt(tr, timings, sid, no[-1], "deny: 'No'")
+    t_no, s = interrupt(tr, timings, sid, option_key(tc, "No"), "deny: 'No'")
     tool_cleared(tr, timings, sid, t_no, "deny")
     tc.wait_user_record(MARKER, 10)
     s = wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
@@ -433,6 +442,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     assert s.running
 
 
+@pytest.mark.all_versions
 def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
     tc = tr.tc
@@ -474,6 +484,7 @@ def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> No
     assert s.last_assistant == final_text("plain")
 
 
+@pytest.mark.all_versions
 def test_escape_on_permission_dialog(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
     tc = tr.tc
@@ -486,6 +497,7 @@ def test_escape_on_permission_dialog(tracked_claude: Tracked, timings: Timings) 
     assert s.state is State.IDLE, (s.state, s.source)
 
 
+@pytest.mark.all_versions
 def test_clear_starts_a_new_session(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
     tc = tr.tc
@@ -753,6 +765,7 @@ def test_kill9_busy_and_review(tracked_claude: Tracked, timings: Timings) -> Non
         assert tc.pid_file().exists()  # kill -9 leaves the PID file behind
 
 
+@pytest.mark.all_versions
 def test_zero_install_permission_and_escape(
     make_tracked: Callable[..., Tracked], timings: Timings
 ) -> None:
@@ -811,7 +824,7 @@ def zero_install_flow(
         )
 
     dialog_flow(tr, timings, sid, "zero-install", hooked=False, sampler=sampler)
-    t_yes = press(tc, "1")
+    t_yes = press(tc, option_key(tc, "Yes"))
     # busy can last ~100-170 ms after the approval: when the watcher saw only waiting → idle (a
     # dismissal, by the PID file alone), the transcript's finished answer shows the approved
     # turn ran to its end
@@ -856,9 +869,7 @@ def zero_install_flow(
     # says dismissed: idle, never review (approvals and dismissals look alike in the PID file).
     tc.wait_status("idle", 10)
     dialog_flow(tr, timings, sid, "zero-install deny", hooked=False, sampler=sampler)
-    no = re.findall(r"(\d)\. No", tc.screen())
-    assert no, tc.screen()
-    t_no, s = interrupt(tr, timings, sid, no[-1], "zero-install: 'No'")
+    t_no, s = interrupt(tr, timings, sid, option_key(tc, "No"), "zero-install: 'No'")
     wait_session(tr, sid, lambda s: s.transcript_end == "interrupt", 5, "marker tailed")
     assert [m for m in tr.log.states(sid, t_no) if m[0] == "review"] == []
     assert tr.session(sid).state is State.IDLE and tr.session(sid).current_tool is None
