@@ -417,11 +417,19 @@ class ScriptedModel:
         else:
             turn = {"content": [{"type": "text", "text": self.default_text}]}
         cwd = ""
-        sys_text = system_text(body)
-        for pat in _CWD_PATTERNS:
-            m = pat.search(sys_text)
-            if m:
-                cwd = m.group(1)
+        # 2.1.197 states the working directory in the system prompt; 2.1.332 in a
+        # system-reminder block of the first user message.
+        texts = [system_text(body)] + [
+            b.get("text", "")
+            for m in body.get("messages") or []
+            if isinstance(m, dict) and m.get("role") == "user"
+            for b in _blocks(m.get("content"))
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        for text in texts:
+            found = next((m.group(1) for pat in _CWD_PATTERNS if (m := pat.search(text))), None)
+            if found:
+                cwd = found
                 break
         marker = f"sim-{next(self._marker_counter)}"
         return _fill(copy.deepcopy(turn), {"cwd": cwd, "marker": marker})
