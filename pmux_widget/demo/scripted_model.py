@@ -417,12 +417,12 @@ class ScriptedModel:
         else:
             turn = {"content": [{"type": "text", "text": self.default_text}]}
         cwd = ""
-        # 2.1.197 states the working directory in the system prompt; 2.1.332 in a
-        # system-reminder block of the first user message.
+        # 2.1.197 states the working directory in the system prompt; 2.1.332 in a message
+        # whose role is "system" among the messages.
         texts = [system_text(body)] + [
             b.get("text", "")
             for m in body.get("messages") or []
-            if isinstance(m, dict) and m.get("role") == "user"
+            if isinstance(m, dict) and m.get("role") in ("system", "user")
             for b in _blocks(m.get("content"))
             if isinstance(b, dict) and isinstance(b.get("text"), str)
         ]
