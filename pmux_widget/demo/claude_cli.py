@@ -713,23 +713,45 @@ class TmuxClaude:
         target = labels.index(label)
         if options[target][1] is not None:
             self.send_keys(options[target][1] or "")
+            self.confirm(label, timeout)
             return screen
-        # The dialog may be drawn before it takes keys: move one step at a time, re-reading
-        # the cursor, until it rests on the target.
+        # The dialog may be drawn before it takes keys, and on a loaded machine it was seen
+        # back on its default option with Enter unanswered: move one step at a time, re-reading
+        # the cursor, press Enter on the target, and start again while the dialog stays.
         deadline = time.monotonic() + timeout
 
         def cursor() -> int | None:
             return next((i for i, o in enumerate(self.dialog_options()) if o[2]), None)
 
-        while (at := cursor()) != target:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"could not move the cursor onto {label!r}\n{self.screen()}")
-            if at is not None:
-                self.send_keys("Down" if target > at else "Up")
+        while True:
+            while (at := cursor()) != target:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"could not move onto {label!r}\n{self.screen()}")
+                if at is not None:
+                    self.send_keys("Down" if target > at else "Up")
+                with contextlib.suppress(TimeoutError):
+                    wait_until(lambda at=at: cursor() != at, 3.0)
+            self.send_keys("Enter")
             with contextlib.suppress(TimeoutError):
-                wait_until(lambda at=at: cursor() != at, 1.0)
-        self.send_keys("Enter")
-        return screen
+                wait_until(lambda: not self.DIALOG.search(self.screen()), 5.0)
+                return screen
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the dialog did not take {label!r}\n{self.screen()}")
+
+    def confirm(self, label: str, timeout: float = 10.0) -> bool:
+        """After a digit was pressed for option ``label``: wait for the dialog to go, pressing
+        Enter if it stays with its cursor on ``label`` (2.1.332, on a loaded machine, was seen
+        moving the cursor onto "4. No" without answering). True once the dialog is gone."""
+        deadline = time.monotonic() + timeout
+        while self.DIALOG.search(self.screen()):
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.DIALOG.search(self.screen()), 2.0)
+                return True
+            if time.monotonic() > deadline:
+                return False
+            if any(o[0] == label and o[2] for o in self.dialog_options()):
+                self.send_keys("Enter")
+        return True
 
     def stay_in_auto_mode(self, timeout: float = 30.0) -> None:
         """Answer auto mode's "can't check actions in this session" dialog with Enter (stay

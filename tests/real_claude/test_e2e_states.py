@@ -332,6 +332,8 @@ def interrupt(
     try:
         wait_until(lambda: sampler.samples, 2, what="a first PID-file sample")
         t_key = press(tr.tc, key)
+        if key != "Escape":  # a dialog's option: make sure the dialog took it
+            tr.tc.confirm("No")
         reach(
             tr,
             timings,
@@ -413,6 +415,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     # 1. Approve: busy → needs-input (dialog) → busy (answered in the terminal) → review.
     dialog_flow(tr, timings, sid, "approve")
     t_yes = press(tc, option_key(tc, "Yes"))
+    tc.confirm("Yes")
     s = busy_then_review(
         tr,
         timings,
@@ -832,6 +835,7 @@ def zero_install_flow(
 
     dialog_flow(tr, timings, sid, "zero-install", hooked=False, sampler=sampler)
     t_yes = press(tc, option_key(tc, "Yes"))
+    tc.confirm("Yes")
     # busy can last ~100-170 ms after the approval: when the watcher saw only waiting → idle (a
     # dismissal, by the PID file alone), the transcript's finished answer shows the approved
     # turn ran to its end
