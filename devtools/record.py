@@ -375,7 +375,9 @@ def sc_prompt_while_busy(r: Run) -> None:
     r.wait_hook("Stop", timeout=60)
     r.wait_status("idle")
     r.settle(2.0)
-    if r.pid_status() != "idle" or r.hook_names().count("UserPromptSubmit") > 1:
+    # 2.1.197 answers the queued prompt in a turn of its own (a second Stop); 2.1.332 fires
+    # its UserPromptSubmit at once and answers it in the same turn (one Stop).
+    if r.pid_status() != "idle":
         r.wait_hook("Stop", timeout=60, count=2)
         r.wait_status("idle")
 
@@ -581,8 +583,8 @@ def _screen_tail(tmux: TmuxClaude, n: int) -> str:
     return " ⏎ ".join(ln.strip() for ln in lines[-n:])
 
 
-def _api_error_scenario(code: int) -> Callable[[Run], None]:
-    prompt = f"please fail with {code}"
+def _api_error_scenario(code: int, prompt: str = "") -> Callable[[Run], None]:
+    prompt = prompt or f"please fail with {code}"
 
     def sc(r: Run) -> None:
         r.act(f"type {prompt!r} + Enter", lambda: r.tmux.type_prompt(prompt))
@@ -591,7 +593,11 @@ def _api_error_scenario(code: int) -> Callable[[Run], None]:
         )
         r.wait_status("idle")
 
-    sc.__doc__ = f"The model answers HTTP {code}: which hook ends the turn (Stop or StopFailure)?"
+    sc.__doc__ = (
+        f"The model answers HTTP {code}"
+        + (" and an `error` event in the stream" if code == 200 else "")
+        + ": which hook ends the turn (Stop or StopFailure)?"
+    )
     return sc
 
 
@@ -618,6 +624,7 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "kill9": sc_kill9,
     "print": sc_print,
     "error_400": _api_error_scenario(400),
+    "error_in_stream": _api_error_scenario(200, "please fail in the stream"),
     "auto_safe": sc_auto_safe,
     "auto_blocked": sc_auto_blocked,
     "background_agent": sc_background_agent,

@@ -589,6 +589,34 @@ class _MessagesHandler(_BaseHandler):
         delay = float(err.get("delay", 0))
         if delay:
             await asyncio.sleep(delay)
+        if err.get("in_stream"):
+            # The API's mid-stream failure: HTTP 200, message_start, then an `error` event.
+            self.record.status = 200
+            self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+            error = {
+                "type": err.get("type", "overloaded_error"),
+                "message": err.get("message", "scripted error"),
+            }
+            with contextlib.suppress(tornado.iostream.StreamClosedError):
+                await self._send(
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": _rand_id("msg_01"),
+                            "type": "message",
+                            "role": "assistant",
+                            "model": MODEL_NAME,
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": dict(DEFAULT_USAGE),
+                        },
+                    },
+                )
+                await self._send("error", {"type": "error", "error": error})
+            self.finish()
+            return
         self.write_json(
             status,
             {
