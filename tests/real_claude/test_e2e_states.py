@@ -952,7 +952,6 @@ def test_background_agent_keeps_the_session_busy(tracked_claude: Tracked) -> Non
     assert not (s.last_prompt or "").startswith("<task-notification>"), s.last_prompt
 
 
-@pytest.mark.cli_versions(cc.NEWEST, reason="2.1.197 has no background shells in Stop")
 def test_background_shell_ends_the_turn_in_review(tracked_claude: Tracked) -> None:
     tr = tracked_claude
     tc = tr.tc
