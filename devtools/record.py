@@ -1797,6 +1797,18 @@ def _diff_sessions(by: Versions) -> str | None:
     return _where(by, pred)
 
 
+def _diff_queued_prompt(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("prompt_while_busy")
+        if not info:
+            return None
+        names = [str(h.get("hook_event_name")) for h in info.get("_hooks", [])]
+        keep = ("UserPromptSubmit", "PostToolUse", "Stop")
+        return "`prompt_while_busy`: " + " → ".join(n for n in names if n in keep)
+
+    return _where(by, pred)
+
+
 DIFFERENCES: list[tuple[str, str, Callable[[Versions], str | None]]] = [
     (
         "`Stop` whose `background_tasks` holds a running `subagent`; the PID file stays `busy`",
@@ -1855,6 +1867,11 @@ DIFFERENCES: list[tuple[str, str, Callable[[Versions], str | None]]] = [
         "a new session id in the same process replaces the old row (`clear`/`resume`); a fork "
         "is a new session",
         _diff_sessions,
+    ),
+    (
+        "a prompt typed while a tool runs (queued)",
+        "a UserPromptSubmit inside a busy turn keeps it busy; the turn's one Stop ends both",
+        _diff_queued_prompt,
     ),
     (
         "PID-file fields and statuses",
