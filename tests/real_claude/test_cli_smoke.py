@@ -204,9 +204,10 @@ def test_dialog_options_are_read_by_label(tmp_path: Path) -> None:
 
 def test_upgrade_cli_repins_only_the_newest() -> None:
     from devtools.upgrade_cli import CLI_MODULE, repin
+    from pmux_widget.demo.claude_cli import OLDEST
 
     source = CLI_MODULE.read_text()
     out = repin(source, "9.9.9")
     changed = [(a, b) for a, b in zip(source.splitlines(), out.splitlines(), strict=True) if a != b]
     assert len(changed) == 1, changed
-    assert changed[0][1].endswith('("2.1.197", "9.9.9")'), changed
+    assert changed[0][1].endswith(f'("{OLDEST}", "9.9.9")'), changed
