@@ -1791,7 +1791,17 @@ def _diff_sessions(by: Versions) -> str | None:
                 if h.get("hook_event_name") in ("SessionStart", "SessionEnd")
             ]
             sids = _dedup([str(h.get("session_id"))[:8] for h in info.get("_hooks", [])])
-            out.append(f"`{name}`: {' → '.join(starts)}, session ids {sids}")
+            waits = _dedup(
+                [
+                    str(p.get("waitingFor"))
+                    for p in info.get("_pid_files", [])
+                    if p and p.get("waitingFor")
+                ]
+            )
+            out.append(
+                f"`{name}`: {' → '.join(starts)}, session ids {sids}"
+                + (f", PID waits {waits}" if waits else "")
+            )
         return "; ".join(out) or None
 
     return _where(by, pred)
@@ -1865,7 +1875,7 @@ DIFFERENCES: list[tuple[str, str, Callable[[Versions], str | None]]] = [
     (
         "`/clear`, `/resume`, a fork: session ids and SessionStart/SessionEnd sources",
         "a new session id in the same process replaces the old row (`clear`/`resume`); a fork "
-        "is a new session",
+        "is a new session; the /resume picker is a dialog (PID `waiting`, `dialog open`)",
         _diff_sessions,
     ),
     (
