@@ -11,12 +11,15 @@ times:
 * every transcript record as it appears (main and sub-agent files),
 * every request the model server answered, and every keystroke the driver sent.
 
-Refresh the fixtures and the generated doc (takes a few minutes; runs the real CLI)::
+Refresh the fixtures and the generated doc (takes a few minutes per version; runs the real
+CLIs)::
 
-    .venv/bin/python -m devtools.record --out tests/fixtures/real \\
+    .venv/bin/python -m devtools.record --version all --out tests/fixtures/real \\
         --doc docs/claude-code-behaviour.md [scenario ...]
 
-Output per scenario (``<out>/<scenario>/``), with temp paths replaced by placeholders
+Each pinned version (``--version``, default the newest) records the scenarios that exist on it
+(:data:`ONLY_ON`). Output per version and scenario (``<out>/<version>/<scenario>/``), with temp
+paths replaced by placeholders
 (``/home/dev``, ``/home/dev/.claude``, ``/home/dev/project``) and the CLI pid by ``4242``:
 
 * ``hooks.jsonl``       the hook payloads exactly as Claude wrote them (one per line)
@@ -49,12 +52,16 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.demo.claude_cli import (
-    CLI_VERSION,
+    CLI_VERSIONS,
+    NEWEST,
+    OLDEST,
     ClaudeEnv,
     TmuxClaude,
+    auto_mode_default,
     encode_project_dir,
     ensure_cli,
     read_jsonl,
+    version_key,
     wait_until,
 )
 from pmux_widget.demo.scripted_model import ScriptedModel, system_text
@@ -368,7 +375,9 @@ def sc_prompt_while_busy(r: Run) -> None:
     r.wait_hook("Stop", timeout=60)
     r.wait_status("idle")
     r.settle(2.0)
-    if r.pid_status() != "idle" or r.hook_names().count("UserPromptSubmit") > 1:
+    # 2.1.197 answers the queued prompt in a turn of its own (a second Stop); 2.1.332 fires
+    # its UserPromptSubmit at once and answers it in the same turn (one Stop).
+    if r.pid_status() != "idle":
         r.wait_hook("Stop", timeout=60, count=2)
         r.wait_status("idle")
 
@@ -463,6 +472,135 @@ def sc_print(r: Run) -> None:
     r.notes.append(f"exit status {proc.returncode}, stdout {proc.stdout.strip()!r}")
 
 
+def sc_auto_safe(r: Run) -> None:
+    """Auto mode: Bash `touch` (a call the CLI deems safe) runs with no dialog."""
+    r.act(
+        "type 'please run the command' + Enter",
+        lambda: r.tmux.type_prompt("please run the command"),
+    )
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def sc_auto_blocked(r: Run) -> None:
+    """Auto mode: `curl … | sh` needs the classifier, which cannot run through our gateway:
+    the "can't check" dialog (left open 10 s), Enter (stay in auto mode), its permission
+    dialog (left open until a Notification, ≤ 20 s), then "Yes" chosen by label."""
+    r.act("type 'please install the tool' + Enter", lambda: r.tmux.type_prompt("install the tool"))
+    r.tmux.wait_for_screen(r.tmux.AUTO_CANT_CHECK, 60)
+    time.sleep(10)  # what fires while the dialog waits (this is the scenario)
+    r.act("Enter on auto mode's dialog (stay in auto mode)", r.tmux.stay_in_auto_mode)
+    screen = r.tmux.wait_dialog()
+    r.notes.append("permission dialog options (top to bottom): " + repr(r.tmux.dialog_options()))
+    n = r.hook_names().count("Notification")
+    with contextlib.suppress(TimeoutError):
+        r.wait_hook("Notification", timeout=20, count=n + 1)
+    del screen
+    r.act("choose 'Yes' (by label)", r.tmux.approve)
+    r.wait_hook("Stop", timeout=60)
+    r.wait_status("idle")
+
+
+def sc_background_agent(r: Run) -> None:
+    """The Agent tool with a slow (~20 s) sub-agent; wait until everything is idle."""
+    r.act(
+        "type 'start a background agent' + Enter",
+        lambda: r.tmux.type_prompt("start a background agent please"),
+    )
+    r.wait_hook("Stop", timeout=120)
+    r.settle(2.0)
+    if r.pid_status() != "idle":  # the agent outlives the turn: wait for its end
+        r.wait_status("idle", timeout=120)
+    r.settle(2.0)
+
+
+def sc_background_shell(r: Run) -> None:
+    """Bash `sleep 600` with `run_in_background`: the shell outlives the turn."""
+    r.act(
+        "type 'start a background shell' + Enter",
+        lambda: r.tmux.type_prompt("start a background shell please"),
+    )
+    r.wait_hook("Stop", timeout=60)
+    r.settle(3.0)
+    info = r.tmux.pid_info() or {}
+    r.notes.append(f"PID-file status 3 s after Stop: {info.get('status')!r}")
+    r.notes.append("screen after Stop: " + _screen_tail(r.tmux, 3))
+
+
+def sc_resume(r: Run) -> None:
+    """A prompt, /clear, then /resume and Enter on the first session listed."""
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+    r.act("/clear", r.tmux.clear)
+    r.wait_hook("SessionStart", count=2)
+    r.settle(1.0)
+    r.act("/resume", lambda: r.tmux.command_line("/resume"))
+    r.tmux.wait_for_screen(r"(?i)resume|search", 20)
+    r.settle(1.0)
+    r.notes.append("the /resume picker: " + _screen_tail(r.tmux, 12))
+    r.act("Enter (the first session listed)", lambda: r.tmux.send_keys("Enter"))
+    r.settle(2.0)
+    r.act("type 'say hi again' + Enter", lambda: r.tmux.type_prompt("say hi again"))
+    r.wait_hook("Stop", count=2)
+    r.wait_status("idle")
+
+
+def sc_fork(r: Run) -> None:
+    """A prompt, /exit, then `claude --resume <id> --fork-session` and a prompt there."""
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+    sid = r.tmux.session_id()
+    r.act("/exit", r.tmux.exit)
+    wait_until(lambda: not r.tmux.alive(), 30, what="CLI exit")
+    r.tmux.close()
+    r.tmux = TmuxClaude(r.env, r.tmux.cli, ["--resume", str(sid), "--fork-session"])
+    r.act("start claude --resume <id> --fork-session", r.tmux.start)
+    r.wait_hook("SessionStart", count=2)
+    r.act("type 'say hi again' + Enter", lambda: r.tmux.type_prompt("say hi again"))
+    r.wait_hook("Stop", count=2)
+    r.wait_status("idle")
+    r.notes.append(f"forked from {sid}; the new process's session: {r.tmux.session_id()}")
+
+
+def sc_startup_dialog(r: Run) -> None:
+    """2.1.332 in manual mode without `hasSeenAutoDefaultNudge`: the startup dialog "Make
+    auto mode your default permission mode?", answered with Esc, then a prompt."""
+    r.tmux.wait_for_screen(r"(?i)auto mode", 60)
+    r.settle(2.0)
+    r.notes.append("startup screen: " + _screen_tail(r.tmux, 12))
+    r.act("press Esc on the startup dialog", r.tmux.escape)
+    r.tmux.wait_for_screen(r.tmux.READY, 30)
+    r.settle(1.0)
+    r.act("type 'say hi' + Enter", lambda: r.tmux.type_prompt("say hi"))
+    r.wait_hook("Stop")
+    r.wait_status("idle")
+
+
+def _screen_tail(tmux: TmuxClaude, n: int) -> str:
+    lines = [ln.rstrip() for ln in tmux.screen().splitlines() if ln.strip()]
+    return " ⏎ ".join(ln.strip() for ln in lines[-n:])
+
+
+def _api_error_scenario(code: int, prompt: str = "") -> Callable[[Run], None]:
+    prompt = prompt or f"please fail with {code}"
+
+    def sc(r: Run) -> None:
+        r.act(f"type {prompt!r} + Enter", lambda: r.tmux.type_prompt(prompt))
+        wait_until(
+            lambda: {"Stop", "StopFailure"} & set(r.hook_names()), 120, what="Stop or StopFailure"
+        )
+        r.wait_status("idle")
+
+    sc.__doc__ = (
+        f"The model answers HTTP {code}"
+        + (" and an `error` event in the stream" if code == 200 else "")
+        + ": which hook ends the turn (Stop or StopFailure)?"
+    )
+    return sc
+
+
 SCENARIOS: dict[str, Callable[[Run], None]] = {
     "start_exit": sc_start_exit,
     "plain": sc_plain,
@@ -485,14 +623,47 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "error_500_retried": _error_scenario(500, retried=True),
     "kill9": sc_kill9,
     "print": sc_print,
+    "error_400": _api_error_scenario(400),
+    "error_in_stream": _api_error_scenario(200, "please fail in the stream"),
+    "auto_safe": sc_auto_safe,
+    "auto_blocked": sc_auto_blocked,
+    "background_agent": sc_background_agent,
+    "background_shell": sc_background_shell,
+    "resume": sc_resume,
+    "fork": sc_fork,
+    "startup_dialog": sc_startup_dialog,
 }
 """Scenario name → driver. Each driver gets a started :class:`Run` (CLI at its prompt)."""
 
+#: Scenarios that exist only on some CLI versions: name → (applies to version?, why not).
+ONLY_ON: dict[str, tuple[Callable[[str], bool], str]] = {
+    "auto_safe": (auto_mode_default, "no auto permission mode by default"),
+    "auto_blocked": (auto_mode_default, "no auto permission mode by default"),
+    "startup_dialog": (auto_mode_default, "no auto-mode startup dialog"),
+}
+#: ClaudeEnv options per scenario (default: manual permission mode, no startup dialog).
+ENV_OPTIONS: dict[str, dict[str, Any]] = {
+    "auto_safe": {"auto_mode": True},
+    "auto_blocked": {"auto_mode": True},
+    "startup_dialog": {"startup_dialog": True},
+}
+
+
+def applies(name: str, version: str) -> bool:
+    """Whether scenario ``name`` exists on CLI ``version``."""
+    only = ONLY_ON.get(name)
+    return only is None or only[0](version)
+
 
 def record_scenario(
-    name: str, cli: Path, workdir: Path, model: ScriptedModel | None = None
+    name: str,
+    cli: Path,
+    workdir: Path,
+    model: ScriptedModel | None = None,
+    version: str = NEWEST,
 ) -> dict[str, Any]:
-    """Drive one scenario against a fresh env; return the raw (un-normalized) recording."""
+    """Drive one scenario against a fresh env for CLI ``version``; return the raw
+    (un-normalized) recording."""
     driver = SCENARIOS[name]
     own_model = model is None
     model = model or ScriptedModel()
@@ -500,7 +671,7 @@ def record_scenario(
     first_request = len(model.requests)
     root = workdir / name
     shutil.rmtree(root, ignore_errors=True)
-    env = ClaudeEnv(model.base_url, root=root)
+    env = ClaudeEnv(model.base_url, root=root, version=version, **ENV_OPTIONS.get(name, {}))
     env.add_recorder_hooks()
     observer = Observer(env).start()
     tmux = None if name == "print" else TmuxClaude(env, cli)
@@ -508,7 +679,8 @@ def record_scenario(
     error: str | None = None
     try:
         if tmux is not None:
-            run.act("start claude in tmux", lambda: tmux.start())
+            ready = name != "startup_dialog"  # its dialog hides the prompt
+            run.act("start claude in tmux", lambda: tmux.start(wait_ready=ready))
             run.wait_hook("SessionStart")
         driver(run)
         run.settle()
@@ -518,6 +690,7 @@ def record_scenario(
             with contextlib.suppress(Exception):
                 run.notes.append("screen at failure:\n" + tmux.screen())
     finally:
+        tmux = run.tmux  # a driver may have started another CLI (fork)
         pid = tmux._pid if tmux else None
         # PID files still there once the scenario itself ended the CLI (exit, kill -9, -p);
         # None when the CLI was still running (the recorder kills it: not a finding).
@@ -536,6 +709,7 @@ def record_scenario(
             model.stop()
     return {
         "name": name,
+        "version": version,
         "doc": (driver.__doc__ or "").strip(),
         "root": str(env.root),
         "config_dir": str(env.config_dir),
@@ -656,6 +830,17 @@ def _summarize(ev: dict[str, Any]) -> str:
                 if k == "agent_id":
                     val = "…" + str(val)[-4:]
                 bits.append(f"{k}={val}")
+        if p.get("permission_mode") not in (None, "default"):
+            bits.append(f"permission_mode={p['permission_mode']}")
+        if "background_tasks" in p:
+            tasks = p["background_tasks"] or []
+            bits.append(
+                "background_tasks=["
+                + ", ".join(f"{t.get('type')}:{t.get('status')}" for t in tasks)
+                + "]"
+            )
+        if name == "UserPromptSubmit" and str(p.get("prompt", "")).startswith("<task-notif"):
+            bits.append("prompt=<task-notification>")
         if name == "Notification":
             bits.append(repr(p.get("message")))
         return f"{name}({', '.join(bits)})" if bits else name
@@ -818,7 +1003,7 @@ def write_fixtures(rec: dict[str, Any], out: Path) -> None:
     info = {
         "scenario": rec["name"],
         "description": rec["doc"],
-        "cli_version": CLI_VERSION,
+        "cli_version": rec.get("version", OLDEST),
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec["started_ms"] / 1000)),
         "error": rec["error"],
         "notes": fix(rec["notes"]),
@@ -1358,39 +1543,441 @@ def measurements(tls: Tls) -> list[tuple[str, str]]:
     return rows
 
 
+# --------------------------------------------------------------------------- differences
+# Each entry: (what is observed, the rule a monitor follows, check). A check reads the
+# recordings of every version ({version: {scenario: timeline info}}) and returns the evidence
+# (which versions, which scenario, what exactly), or None when no recording shows it.
+
+Versions = dict[str, Tls]
+
+
+def _hooks_of(info: dict[str, Any] | None, event: str) -> list[dict[str, Any]]:
+    return [h for h in (info or {}).get("_hooks", []) if h.get("hook_event_name") == event]
+
+
+def _where(by: Versions, pred: Callable[[str, Tls], str | None]) -> str | None:
+    found = [(v, e) for v, tls in by.items() if (e := pred(v, tls))]
+    if not found:
+        return None
+    absent = [v for v in by if v not in dict(found)]
+    text = "; ".join(f"{v}: {e}" for v, e in found)
+    return text + (f"; not on {', '.join(absent)}" if absent else "")
+
+
+def _diff_background_agent(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("background_agent")
+        stops = _hooks_of(info, "Stop")
+        busy = [
+            h
+            for h in stops
+            if any(t.get("status") == "running" for t in h.get("background_tasks") or [])
+        ]
+        if not busy:
+            return None
+        tasks = busy[0]["background_tasks"]
+        pids = _dedup([p.get("status") for p in (info or {}).get("_pid_files", []) if p])
+        return (
+            f"`background_agent`: Stop with background_tasks "
+            f"{[(t.get('type'), t.get('status')) for t in tasks]}, PID statuses {pids}"
+        )
+
+    return _where(by, pred)
+
+
+def _diff_task_notification(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        ups = [
+            h
+            for h in _hooks_of(tls.get("background_agent"), "UserPromptSubmit")
+            if str(h.get("prompt", "")).startswith("<task-notification>")
+        ]
+        if not ups:
+            return None
+        return f"`background_agent`: UserPromptSubmit prompt {ups[0]['prompt'][:90]!r}…"
+
+    return _where(by, pred)
+
+
+def _diff_final_stop(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        stops = _hooks_of(tls.get("background_agent"), "Stop")
+        if len(stops) < 2:
+            return None
+        last = stops[-1].get("background_tasks")
+        return f"`background_agent`: last Stop's background_tasks = {last!r}"
+
+    return _where(by, pred)
+
+
+def _diff_background_shell(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("background_shell")
+        stops = _hooks_of(info, "Stop")
+        shells = [
+            t for h in stops for t in h.get("background_tasks") or [] if t.get("type") == "shell"
+        ]
+        statuses = _dedup([p.get("status") for p in (info or {}).get("_pid_files", []) if p])
+        if not shells and "shell" not in statuses:
+            return None
+        return (
+            f"`background_shell`: Stop background_tasks "
+            f"{[(t.get('type'), t.get('status')) for t in shells]}, PID statuses {statuses}"
+        )
+
+    return _where(by, pred)
+
+
+def _diff_subagent_stop_repeats(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        out = []
+        for name in ("background_agent", "subagent"):
+            ids = [h.get("agent_id") for h in _hooks_of(tls.get(name), "SubagentStop")]
+            rep = {i: ids.count(i) for i in ids if ids.count(i) > 1}
+            if rep:
+                out.append(f"`{name}`: SubagentStop ×{max(rep.values())} for one agent_id")
+        return ", ".join(out) or None
+
+    return _where(by, pred)
+
+
+def _diff_agent_needs_input(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("auto_blocked")
+        if not info:
+            return None
+        notes = [h.get("notification_type") for h in _hooks_of(info, "Notification")]
+        waits = _dedup(
+            [
+                f"{p.get('status')}({p.get('waitingFor')})"
+                for p in info.get("_pid_files", [])
+                if p and p.get("waitingFor")
+            ]
+        )
+        perm = len(_hooks_of(info, "PermissionRequest"))
+        return (
+            f"`auto_blocked`: Notifications {notes}, PID waits {waits}, PermissionRequest ×{perm}"
+        )
+
+    return _where(by, pred)
+
+
+def _diff_no_first(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        notes = [n for n in (tls.get("auto_blocked") or {}).get("notes", []) if "options" in n]
+        return f"`auto_blocked`: {notes[0]}" if notes else None
+
+    return _where(by, pred)
+
+
+def _diff_auto_safe(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("auto_safe")
+        if not info:
+            return None
+        hooks = [h.get("hook_event_name") for h in info.get("_hooks", [])]
+        modes = sorted(
+            {
+                str(h.get("permission_mode"))
+                for h in info.get("_hooks", [])
+                if "permission_mode" in h
+            }
+        )
+        return f"`auto_safe`: hooks {hooks}, permission_mode {modes}"
+
+    return _where(by, pred)
+
+
+def _diff_api_error(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        out = []
+        for name in sorted(n for n in tls if n.startswith("error_")):
+            info = tls[name]
+            ends = [
+                h.get("hook_event_name")
+                for h in info.get("_hooks", [])
+                if h.get("hook_event_name") in ("Stop", "StopFailure")
+            ]
+            api = any(e["key"].endswith(":api_error") for e in info["timeline"])
+            out.append(
+                f"`{name}` → {'/'.join(ends) or 'no end hook'}"
+                + (" + isApiErrorMessage record" if api else "")
+            )
+        return ", ".join(out) or None
+
+    return _where(by, pred)
+
+
+def _diff_pid_fields(by: Versions) -> str | None:
+    keys = {
+        v: sorted({k for info in tls.values() for p in info.get("_pid_files", []) if p for k in p})
+        for v, tls in by.items()
+    }
+    if len(keys) < 2:
+        return None
+    versions = list(keys)
+    added = sorted(set(keys[versions[-1]]) - set(keys[versions[0]]))
+    removed = sorted(set(keys[versions[0]]) - set(keys[versions[-1]]))
+    statuses = {
+        v: sorted(
+            {
+                str(p.get("status"))
+                for info in tls.values()
+                for p in info.get("_pid_files", [])
+                if p and "status" in p
+            }
+        )
+        for v, tls in by.items()
+    }
+    return (
+        f"{versions[-1]} adds {added}"
+        + (f", drops {removed}" if removed else "")
+        + "; statuses seen: "
+        + "; ".join(f"{v}: {st}" for v, st in statuses.items())
+    )
+
+
+def _diff_hook_events(by: Versions) -> str | None:
+    events = {
+        v: sorted(
+            {str(h.get("hook_event_name")) for info in tls.values() for h in info.get("_hooks", [])}
+        )
+        for v, tls in by.items()
+    }
+    if len(events) < 2:
+        return None
+    versions = list(events)
+    new = sorted(set(events[versions[-1]]) - set(events[versions[0]]))
+    gone = sorted(set(events[versions[0]]) - set(events[versions[-1]]))
+    notes = {
+        v: sorted(
+            {
+                str(h.get("notification_type"))
+                for info in tls.values()
+                for h in _hooks_of(info, "Notification")
+            }
+        )
+        for v, tls in by.items()
+    }
+    return (
+        f"events only on {versions[-1]}: {new or 'none'}; only on {versions[0]}: {gone or 'none'}; "
+        "notification types: " + "; ".join(f"{v}: {n}" for v, n in notes.items())
+    )
+
+
+def _diff_startup_dialog(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("startup_dialog")
+        if not info:
+            return None
+        waits = _dedup(
+            [f"{p.get('status')}({p.get('waitingFor')})" for p in info.get("_pid_files", []) if p]
+        )
+        return f"`startup_dialog`: PID {waits}"
+
+    return _where(by, pred)
+
+
+def _diff_sessions(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        out = []
+        for name in ("clear", "resume", "fork"):
+            info = tls.get(name)
+            if not info:
+                continue
+            starts = [
+                f"{h.get('hook_event_name')}({h.get('source') or h.get('reason')})"
+                for h in info.get("_hooks", [])
+                if h.get("hook_event_name") in ("SessionStart", "SessionEnd")
+            ]
+            sids = _dedup([str(h.get("session_id"))[:8] for h in info.get("_hooks", [])])
+            waits = _dedup(
+                [
+                    str(p.get("waitingFor"))
+                    for p in info.get("_pid_files", [])
+                    if p and p.get("waitingFor")
+                ]
+            )
+            out.append(
+                f"`{name}`: {' → '.join(starts)}, session ids {sids}"
+                + (f", PID waits {waits}" if waits else "")
+            )
+        return "; ".join(out) or None
+
+    return _where(by, pred)
+
+
+def _diff_queued_prompt(by: Versions) -> str | None:
+    def pred(v: str, tls: Tls) -> str | None:
+        info = tls.get("prompt_while_busy")
+        if not info:
+            return None
+        names = [str(h.get("hook_event_name")) for h in info.get("_hooks", [])]
+        keep = ("UserPromptSubmit", "PostToolUse", "Stop")
+        return "`prompt_while_busy`: " + " → ".join(n for n in names if n in keep)
+
+    return _where(by, pred)
+
+
+DIFFERENCES: list[tuple[str, str, Callable[[Versions], str | None]]] = [
+    (
+        "`Stop` whose `background_tasks` holds a running `subagent`; the PID file stays `busy`",
+        "still busy: no review, no notification; show the answer so far and the running agents",
+        _diff_background_agent,
+    ),
+    (
+        "`UserPromptSubmit` whose prompt is a `<task-notification>` block (the CLI wakes itself)",
+        "busy, not a user prompt (`last_prompt` keeps the user's); a background task finished",
+        _diff_task_notification,
+    ),
+    (
+        "the last `Stop` after the background agent ended",
+        "`background_tasks` empty (or only shells): review, notify once",
+        _diff_final_stop,
+    ),
+    (
+        '`Stop` with a running `shell` task; PID `status: "shell"`',
+        "review as usual, plus the running shells (a dev server may run for hours)",
+        _diff_background_shell,
+    ),
+    (
+        "`SubagentStop` repeated for one `agent_id`",
+        "count sub-agents by id, never by SubagentStop events",
+        _diff_subagent_stop_repeats,
+    ),
+    (
+        "auto mode's \"can't check\" dialog and its permission dialog",
+        "needs-input from the PID file's `waiting` (`dialog open` / `permission prompt`) and "
+        "Notification `agent_needs_input`: no PermissionRequest comes for these dialogs",
+        _diff_agent_needs_input,
+    ),
+    (
+        "the order of a permission dialog's options",
+        "actions choose by label, never by position or a bare Enter",
+        _diff_no_first,
+    ),
+    (
+        "auto mode runs a call it deems safe without a dialog",
+        "nothing new: busy → review; `permission_mode` in payloads is informative only",
+        _diff_auto_safe,
+    ),
+    (
+        "how an API error ends the turn",
+        "`StopFailure`, or a `Stop` whose turn ended in an `isApiErrorMessage` record: review "
+        "with the error",
+        _diff_api_error,
+    ),
+    (
+        "the startup dialog (2.1.332 in manual mode, auto-mode nudge not seen)",
+        "needs-input from the PID file (`waiting`, `dialog open`) even before any hook of a turn",
+        _diff_startup_dialog,
+    ),
+    (
+        "`/clear`, `/resume`, a fork: session ids and SessionStart/SessionEnd sources",
+        "a new session id in the same process replaces the old row (`clear`/`resume`); a fork "
+        "is a new session; the /resume picker is a dialog (PID `waiting`, `dialog open`)",
+        _diff_sessions,
+    ),
+    (
+        "a prompt typed while a tool runs (queued)",
+        "a UserPromptSubmit inside a busy turn keeps it busy; the turn's one Stop ends both",
+        _diff_queued_prompt,
+    ),
+    (
+        "PID-file fields and statuses",
+        "unknown fields are ignored safely; `shell` means the turn ended with shells still "
+        "running (see the shell row)",
+        _diff_pid_fields,
+    ),
+    (
+        "hook events and notification types",
+        "unknown events and notification types are ignored safely",
+        _diff_hook_events,
+    ),
+]
+
+
+def render_differences(by: Versions) -> list[str]:
+    """The "differences that matter to a monitor" table: observed → evidence → rule."""
+    lines = [
+        "## Differences that matter to a monitor",
+        "",
+        "Computed from the recordings below (" + ", ".join(by) + "). *not recorded* = no "
+        "recording shows it (re-record, or the scenario does not exist on that version).",
+        "",
+        "| Observed | Evidence (recorded) | Rule we follow |",
+        "|---|---|---|",
+    ]
+    for observed, rule, check in DIFFERENCES:
+        try:
+            evidence = check(by)
+        except Exception as exc:  # a malformed recording must not hide the rest
+            evidence = f"check failed: {exc!r}"
+        cell = (evidence or "*not recorded*").replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {observed} | {cell} | {rule} |")
+    return [*lines, ""]
+
+
+def version_dirs(out: Path) -> list[Path]:
+    """The per-version fixture folders under ``out`` (``<out>/<x.y.z>/``), oldest first."""
+    if not out.is_dir():
+        return []
+    found = [d for d in out.iterdir() if d.is_dir() and re.fullmatch(r"\d+\.\d+\.\d+", d.name)]
+    return sorted(found, key=lambda d: version_key(d.name))
+
+
 def render_doc(out: Path) -> str:
-    """The markdown of docs/claude-code-behaviour.md, from the fixtures under ``out``."""
-    tls = _load_timelines(out)
-    recorded = sorted({i["recorded_at"][:10] for i in tls.values()})
+    """The markdown of docs/claude-code-behaviour.md, from the fixtures under ``out``
+    (``<out>/<version>/<scenario>/``): the differences between versions that matter to a
+    monitor, then a section per version."""
+    by_version = {d.name: _load_timelines(d) for d in version_dirs(out)}
     lines = [
         "# What the real Claude Code CLI does, per user action",
         "",
         "<!-- GENERATED by `python -m devtools.record --doc …`: do not edit by"
-        " hand; edit CONTRADICTIONS / SCENARIOS in pmux_widget/simulate/record.py. -->",
+        " hand; edit DIFFERENCES / CONTRADICTIONS / SCENARIOS in devtools/record.py. -->",
         "",
-        f"Claude Code **{CLI_VERSION}** (`{'@anthropic-ai/claude-code'}`), run interactively in "
-        "tmux (print mode for `print`) against the scripted model "
-        "(`pmux_widget.demo.scripted_model`), recorded on " + ", ".join(recorded) + ". Every row "
-        "below was observed, not inferred: hooks by a recorder hook registered for all events "
-        "(receive time = when the hook process started), PID files and transcripts by polling "
-        "every 20 ms (time = when the change was seen), model requests by the server.",
+        "Claude Code ("
+        + ", ".join(f"**{v}**" for v in by_version)
+        + ", `@anthropic-ai/claude-code`), run interactively in tmux (print mode for `print`) "
+        "against the scripted model (`pmux_widget.demo.scripted_model`). Every row below was "
+        "observed, not inferred: hooks by a recorder hook registered for all events (receive "
+        "time = when the hook process started), PID files and transcripts by polling every "
+        "20 ms (time = when the change was seen), model requests by the server. Runs use manual "
+        "permission mode (2.1.332: settings `permissions.defaultMode: default`) unless the "
+        "scenario says auto mode.",
         "",
-        "Refresh (re-records every scenario with the real CLI, a few minutes):",
+        "Refresh (re-records the scenarios with the real CLI, a few minutes per version):",
         "",
         "```sh",
-        ".venv/bin/python -m devtools.record --out tests/fixtures/real \\",
-        "    --doc docs/claude-code-behaviour.md            # or name scenarios to redo",
+        ".venv/bin/python -m devtools.record --version all --out tests/fixtures/real \\",
+        "    --doc docs/claude-code-behaviour.md     # or --version X.Y.Z, or name scenarios",
         ".venv/bin/python -m devtools.record --doc-only \\",
         "    --out tests/fixtures/real --doc docs/claude-code-behaviour.md   # doc only",
         "```",
         "",
-        "Fixtures: `tests/fixtures/real/<scenario>/` holds `hooks.jsonl` (payloads as Claude "
-        "wrote them), `pid-files.jsonl` (each distinct PID-file content; `null` = removed), "
-        "`transcripts/` (final transcript files), `requests.jsonl` and `timeline.json`. Temp "
-        "paths are replaced by `/home/dev` (HOME), `/home/dev/.claude` (CLAUDE_CONFIG_DIR), "
-        f"`/home/dev/project` (cwd); the CLI pid by `{PLACEHOLDER_PID}`.",
+        "Fixtures: `tests/fixtures/real/<version>/<scenario>/` holds `hooks.jsonl` (payloads as "
+        "Claude wrote them), `pid-files.jsonl` (each distinct PID-file content; `null` = "
+        "removed), `transcripts/` (final transcript files), `requests.jsonl` and "
+        "`timeline.json`. Temp paths are replaced by `/home/dev` (HOME), `/home/dev/.claude` "
+        "(CLAUDE_CONFIG_DIR), `/home/dev/project` (cwd); the CLI pid by "
+        f"`{PLACEHOLDER_PID}`.",
         "",
-        "## Summary",
+    ]
+    lines += render_differences(by_version)
+    for version, tls in by_version.items():
+        lines += _render_version(version, tls)
+    return "\n".join(lines)
+
+
+def _render_version(version: str, tls: Tls) -> list[str]:
+    recorded = sorted({i["recorded_at"][:10] for i in tls.values()})
+    lines = [
+        f"## Claude Code {version}",
+        "",
+        f"Recorded on {', '.join(recorded)}.",
+        "",
+        "### Summary",
         "",
         "| Scenario | Hooks, in order | PID-file `status` | Transcript records (metadata "
         "records omitted) | Model requests |",
@@ -1400,12 +1987,12 @@ def render_doc(out: Path) -> str:
         h, p, t, q = summary_row(info)
         flag = " **(recording failed)**" if info.get("error") else ""
         lines.append(f"| `{name}`: {info['description']}{flag} | {h} | {p} | {t} | {q} |")
-    lines += ["", "## Measured timings", "", "| What | Measured |", "|---|---|"]
+    lines += ["", "### Measured timings", "", "| What | Measured |", "|---|---|"]
     for what, val in measurements(tls):
         lines.append(f"| {what} | {val} |")
     lines += [
         "",
-        "## Hook payload fields (all recordings)",
+        "### Hook payload fields (all recordings)",
         "",
         "Keys in every payload of the event; *italic* = only in some payloads.",
         "",
@@ -1421,22 +2008,22 @@ def render_doc(out: Path) -> str:
         keys = sorted({k for h in payloads for k in h})
         cells = [k if all(k in h for h in payloads) else f"*{k}*" for k in keys]
         lines.append(f"| {event} ({len(payloads)}) | {', '.join(cells)} |")
-    lines += ["", "## Contradictions with DESIGN.md and the facts file", ""]
+    lines += ["", "### Contradictions with DESIGN.md and the facts file", ""]
     for title, body, check in CONTRADICTIONS:
         evidence = check(tls)
         status = evidence if evidence else "*(not reproduced in this recording: re-check)*"
         lines += [f"- **{title}** {body} Evidence: {status}", ""]
-    lines += ["## Also seen in the end-to-end tests", ""]
+    lines += ["#### Also seen in the end-to-end tests", ""]
     lines += [f"- **{title}** {body}" for title, body in SEEN_IN_E2E]
     lines += [""]
     lines += [
-        "## Timelines",
+        "### Timelines",
         "",
         "ms since the scenario started; `action` = keystroke sent by the driver.",
         "",
     ]
     for name, info in tls.items():
-        lines += [f"### `{name}`", "", info["description"], ""]
+        lines += [f"#### `{name}` ({version})", "", info["description"], ""]
         if info.get("error"):
             lines += [f"Recording failed: `{info['error'].splitlines()[0]}`", ""]
         for note in info.get("notes", []):
@@ -1455,7 +2042,7 @@ def render_doc(out: Path) -> str:
             what = e["what"].replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {e['ms']} | {e['source']} | {what} |")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 # --------------------------------------------------------------------------- CLI
@@ -1465,7 +2052,17 @@ def main(argv: list[str] | None = None) -> int:
     """Record scenarios into fixtures (and regenerate the behaviour doc)."""
     parser = argparse.ArgumentParser(description="Record real Claude Code runs into fixtures.")
     parser.add_argument("scenarios", nargs="*", help=f"default: all of {', '.join(SCENARIOS)}")
-    parser.add_argument("--out", type=Path, default=Path("tests/fixtures/real"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("tests/fixtures/real"),
+        help="fixtures root: recordings go to <out>/<version>/<scenario>/",
+    )
+    parser.add_argument(
+        "--version",
+        default=NEWEST,
+        help=f"CLI version to record ({', '.join(CLI_VERSIONS)}, or 'all'; default {NEWEST})",
+    )
     parser.add_argument(
         "--doc",
         type=Path,
@@ -1478,7 +2075,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="keep raw recordings (temp dirs and raw.json) under this folder",
     )
-    parser.add_argument("--cli", default=None, help="claude binary (default: ensure_cli())")
+    parser.add_argument("--cli", default=None, help="claude binary (default: ensure_cli(version))")
     parser.add_argument(
         "--from-raw",
         type=Path,
@@ -1497,36 +2094,42 @@ def main(argv: list[str] | None = None) -> int:
         args.doc.write_text(render_doc(args.out))
         print(f"wrote {args.doc}")
         return 0
+    versions = list(CLI_VERSIONS) if args.version == "all" else [args.version]
     names = args.scenarios or list(SCENARIOS)
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenarios: {unknown}")
     if args.from_raw:
-        for name in names:
-            raw = args.from_raw / f"{name}.raw.json"
-            if raw.exists():
-                write_fixtures(json.loads(raw.read_text()), args.out)
-                print(f"{name:28s} rewritten from {raw}")
+        for version in versions:
+            for name in names:
+                raw = args.from_raw / version / f"{name}.raw.json"
+                if raw.exists():
+                    write_fixtures(json.loads(raw.read_text()), args.out / version)
+                    print(f"{version} {name:28s} rewritten from {raw}")
         if args.doc:
             args.doc.write_text(render_doc(args.out))
             print(f"wrote {args.doc}")
         return 0
-    cli = Path(args.cli) if args.cli else ensure_cli()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="pmux-record-"))
-    work.mkdir(parents=True, exist_ok=True)
     failed = 0
-    try:
-        for name in names:
-            t0 = time.monotonic()
-            rec = record_scenario(name, cli, work)
-            (work / f"{name}.raw.json").write_text(json.dumps(rec, indent=1))
-            write_fixtures(rec, args.out)
-            status = "FAILED: " + rec["error"] if rec["error"] else "ok"
-            failed += bool(rec["error"])
-            print(f"{name:28s} {time.monotonic() - t0:6.1f}s  {status}", flush=True)
-    finally:
-        if args.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
+    for version in versions:
+        cli = Path(args.cli) if args.cli else ensure_cli(version)
+        work = (args.keep / version) if args.keep else Path(tempfile.mkdtemp(prefix="pmux-record-"))
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            for name in names:
+                if not applies(name, version):
+                    print(f"{version} {name:28s} skipped: {ONLY_ON[name][1]} on {version}")
+                    continue
+                t0 = time.monotonic()
+                rec = record_scenario(name, cli, work, version=version)
+                (work / f"{name}.raw.json").write_text(json.dumps(rec, indent=1))
+                write_fixtures(rec, args.out / version)
+                status = "FAILED: " + rec["error"] if rec["error"] else "ok"
+                failed += bool(rec["error"])
+                print(f"{version} {name:28s} {time.monotonic() - t0:6.1f}s  {status}", flush=True)
+        finally:
+            if args.keep is None:
+                shutil.rmtree(work, ignore_errors=True)
     if args.doc:
         args.doc.write_text(render_doc(args.out))
         print(f"wrote {args.doc}")

@@ -1,4 +1,4 @@
-"""Golden fixtures recorded from the real Claude Code CLI (tests/fixtures/real/), replayed
+"""Golden fixtures recorded from the real Claude Code CLI (tests/fixtures/real/2.1.197/), replayed
 through our parsers and the tracker: real shapes, not guessed ones.
 
 Tokens are checked against what the scripted model declared it sent (requests.jsonl), and the
@@ -17,7 +17,7 @@ from pmux_widget.core import signals as s
 from pmux_widget.core.model import State
 from pmux_widget.core.tracker import reduce_all
 
-REAL = Path(__file__).parent / "fixtures" / "real"
+REAL = Path(__file__).parent / "fixtures" / "real" / "2.1.197"
 SCENARIOS = sorted(p.name for p in REAL.iterdir() if (p / "hooks.jsonl").exists())
 
 

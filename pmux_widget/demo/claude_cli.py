@@ -2,10 +2,11 @@
 
 Why: pmux-widget watches Claude Code's hooks, PID files and transcripts. Guessing their shapes
 and order is how monitors go wrong, so tests and the demo run the *real* CLI
-(``@anthropic-ai/claude-code``, pinned to :data:`CLI_VERSION`) against the scripted model
-(:mod:`pmux_widget.demo.scripted_model`), interactively in a private tmux server.
+(``@anthropic-ai/claude-code``, pinned to the versions of :data:`CLI_VERSIONS`) against the
+scripted model (:mod:`pmux_widget.demo.scripted_model`), interactively in a private tmux server.
 
-* :func:`ensure_cli` installs the CLI once into a cache folder with npm and returns the binary.
+* :func:`ensure_cli` installs a pinned version once into its own folder of a cache (versions
+  side by side) with npm and returns the binary.
 * :class:`ClaudeEnv` is a temporary ``HOME`` + ``CLAUDE_CONFIG_DIR`` + project folder, seeded
   so the CLI starts without onboarding, API-key or folder-trust dialogs, optionally with hooks
   (e.g. :meth:`ClaudeEnv.add_recorder_hooks`, which logs every hook payload to a JSONL file).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -43,6 +45,9 @@ __all__ = [
     "ALL_HOOK_EVENTS",
     "CLI_PACKAGE",
     "CLI_VERSION",
+    "CLI_VERSIONS",
+    "NEWEST",
+    "OLDEST",
     "ClaudeEnv",
     "CliUnavailable",
     "TmuxClaude",
@@ -54,8 +59,26 @@ __all__ = [
 ]
 
 CLI_PACKAGE = "@anthropic-ai/claude-code"
-CLI_VERSION = "2.1.197"
-"""The CLI version every recorded behaviour and fixture refers to."""
+CLI_VERSIONS: tuple[str, ...] = ("2.1.197", "2.1.332")
+"""The pinned CLI versions the real-CLI suite runs against, oldest first: the oldest release
+we support and the newest at the last upgrade (``python -m devtools.upgrade_cli``)."""
+OLDEST = CLI_VERSIONS[0]
+NEWEST = CLI_VERSIONS[-1]
+CLI_VERSION = OLDEST
+"""The version the first recordings (``tests/fixtures/real/<scenario>/``) were made with."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """``"2.1.332"`` → ``(2, 1, 332)``, to compare versions."""
+    return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def auto_mode_default(version: str) -> bool:
+    """Whether ``version`` starts in "auto" permission mode (a classifier approves most tool
+    calls) unless settings ask for ``"defaultMode": "default"``: observed on 2.1.332, not on
+    2.1.197. Versions in between were not recorded; the boundary is our newest pin's."""
+    return version_key(version) > version_key(OLDEST)
+
 
 ALL_HOOK_EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -94,7 +117,7 @@ class CliUnavailable(RuntimeError):
 
 
 def wait_until(
-    predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05, what: str = ""
+    predicate: Callable[[], T | None], timeout: float = 10.0, interval: float = 0.05, what: str = ""
 ) -> T:
     """Poll ``predicate`` until it returns a truthy value, and return that value.
 
@@ -182,19 +205,42 @@ def _candidates(prefix: Path) -> list[Path]:
     ]
 
 
+def _make_executable(prefix: Path) -> None:
+    """npm 11 skips install scripts, and a package's binary can then lack its x bit: set it."""
+    nm = prefix / "node_modules" / "@anthropic-ai"
+    for f in [*nm.glob("claude-code-*/claude"), *nm.glob("claude-code/bin/claude*")]:
+        with contextlib.suppress(OSError):
+            if f.is_file() and not os.access(f, os.X_OK):
+                f.chmod(f.stat().st_mode | 0o111)
+
+
+def _working(prefixes: Iterable[Path], version: str) -> Path | None:
+    for prefix in prefixes:
+        _make_executable(prefix)
+        for cand in _candidates(prefix):
+            if cand.exists() and cli_version(cand) == version:
+                return cand
+    return None
+
+
 def ensure_cli(
+    version: str = NEWEST,
     cache_dir: str | os.PathLike[str] | None = None,
-    version: str = CLI_VERSION,
     timeout: float = 900.0,
 ) -> Path:
     """Return a working ``claude`` binary of ``version``, installing it with npm if needed.
 
-    ``$PMUX_CLAUDE_CLI`` (a path to a binary) wins when set. Otherwise the CLI is installed once
-    into ``cache_dir`` (default :func:`default_cache_dir`) with ``npm install --prefix``; an
-    exclusive file lock makes concurrent callers (parallel test workers) install only once.
+    Each version lives in its own npm prefix, ``<cache_dir>/<version>/`` (default cache:
+    :func:`default_cache_dir`), so several stay installed side by side; an install made before
+    versions were separated (``<cache_dir>/node_modules``) is still used when its version
+    matches. ``$PMUX_CLAUDE_CLI_<version with _ for .>`` (e.g. ``PMUX_CLAUDE_CLI_2_1_332``) or,
+    for any version, ``$PMUX_CLAUDE_CLI`` (a path to a binary) wins when it prints that version.
+    An exclusive file lock makes concurrent callers (parallel test workers) install only once.
     Raises :class:`CliUnavailable` with the reason when no working binary can be had.
     """
-    override = os.environ.get("PMUX_CLAUDE_CLI")
+    override = os.environ.get("PMUX_CLAUDE_CLI_" + version.replace(".", "_")) or os.environ.get(
+        "PMUX_CLAUDE_CLI"
+    )
     if override:
         path = Path(override).expanduser()
         found = cli_version(path)
@@ -203,13 +249,14 @@ def ensure_cli(
                 f"PMUX_CLAUDE_CLI={override}: --version gave {found!r}, expected {version}"
             )
         return path
-    prefix = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    root = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+    prefix = root / version
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for cand in _candidates(prefix):
-            if cand.exists() and cli_version(cand) == version:
-                return cand
+        found_bin = _working((prefix, root), version)
+        if found_bin:
+            return found_bin
         npm = shutil.which("npm")
         if npm is None:
             raise CliUnavailable("npm is not on PATH; cannot install the Claude Code CLI")
@@ -221,6 +268,9 @@ def ensure_cli(
             "--no-audit",
             "--no-fund",
             "--no-save",
+            # Since 2.1.198 the package asks for Node >= 22; the CLI is a native binary, so
+            # an older Node installs it fine (npm only warns).
+            "--engine-strict=false",
             "--prefix",
             str(prefix),
             f"{CLI_PACKAGE}@{version}",
@@ -232,9 +282,9 @@ def ensure_cli(
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
             raise CliUnavailable("npm install failed: " + " | ".join(tail))
-        for cand in _candidates(prefix):
-            if cand.exists() and cli_version(cand) == version:
-                return cand
+        found_bin = _working((prefix,), version)
+        if found_bin:
+            return found_bin
     raise CliUnavailable(f"installed {CLI_PACKAGE}@{version} under {prefix}, but no binary runs")
 
 
@@ -274,6 +324,12 @@ class ClaudeEnv:
 
     ``.claude.json`` is seeded before the first start (onboarding done, API key approved, the
     project trusted) so the interactive CLI opens straight at its prompt and runs hooks.
+
+    What a version needs (``version``, default :data:`NEWEST`): CLIs whose default permission
+    mode is "auto" (:func:`auto_mode_default`) get, unless ``auto_mode`` is true, settings
+    ``{"permissions": {"defaultMode": "default"}}`` ("manual mode": the classic permission
+    dialogs) and ``"hasSeenAutoDefaultNudge": true`` in ``.claude.json`` (else a startup dialog
+    "Make auto mode your default permission mode?" waits; ``startup_dialog=True`` keeps it).
     """
 
     def __init__(
@@ -285,7 +341,13 @@ class ClaudeEnv:
         settings: Mapping[str, Any] | None = None,
         extra_env: Mapping[str, str] | None = None,
         seed_files: bool = True,
+        version: str = NEWEST,
+        auto_mode: bool = False,
+        startup_dialog: bool = False,
     ) -> None:
+        self.version = version
+        self.auto_mode = auto_mode and auto_mode_default(version)
+        self.startup_dialog = startup_dialog
         self._own_root = root is None
         self.root = Path(root or tempfile.mkdtemp(prefix="pmux-claude-")).resolve()
         self.home = self.root / "home"
@@ -341,12 +403,16 @@ class ClaudeEnv:
         if not self.state_file.exists():
             state = {
                 "hasCompletedOnboarding": True,
-                "lastOnboardingVersion": CLI_VERSION,
+                "lastOnboardingVersion": self.version,
                 "numStartups": 1,
                 "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
                 "projects": {},
             }
+            if auto_mode_default(self.version) and not self.startup_dialog:
+                state["hasSeenAutoDefaultNudge"] = True
             self.state_file.write_text(json.dumps(state, indent=2))
+        if auto_mode_default(self.version) and not self.auto_mode:
+            self.merge_settings({"permissions": {"defaultMode": "default"}})
         self.trust(self.cwd)
 
     def merge_settings(self, settings: Mapping[str, Any]) -> None:
@@ -457,8 +523,16 @@ class TmuxClaude:
     hooks still see ``$TMUX_PANE``. Use as a context manager, or call :meth:`close`.
     """
 
-    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"")
+    # The input box's footer: "? for shortcuts" (2.1.197, and 2.1.332 in manual mode) or
+    # "⏵⏵ auto mode on (shift+tab to cycle)" (2.1.332 in auto mode).
+    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"|auto mode on")
     DIALOG = re.compile(r"Do you want to (proceed|make this edit|create|allow)|❯ 1\. Yes")
+    AUTO_CANT_CHECK = re.compile(r"Auto mode can't check actions in this session\s*$", re.M)
+    #: an option line of a dialog: "❯ 1. Yes" / "  3. No" (numbered) or "❯ No" / "  Yes"
+    #: (2.1.332's dialog in auto mode: unnumbered, "No" first and selected)
+    OPTION = re.compile(
+        r"^\s*(?P<cursor>❯)?\s*(?:(?P<num>\d+)\.\s+)?(?P<label>(?:Yes|No)\b.*?)\s*$"
+    )
 
     def __init__(
         self,
@@ -590,16 +664,99 @@ class TmuxClaude:
         """Wait until a permission dialog is on screen; return the screen."""
         return self.wait_for_screen(self.DIALOG, timeout)
 
+    def dialog_options(self, screen: str | None = None) -> list[tuple[str, str | None, bool]]:
+        """The options of the dialog on screen, top to bottom: ``(label, number or None,
+        selected)``. Empty when no dialog is shown."""
+        text = self.screen() if screen is None else screen
+        # Options follow the dialog's question; earlier lines may quote "Yes"/"No" too.
+        idx = max(text.rfind("Do you want to"), 0)
+        out = []
+        for line in text[idx:].splitlines()[1:]:
+            m = self.OPTION.match(line)
+            if m:
+                out.append((m["label"], m["num"], bool(m["cursor"])))
+        return out
+
+    def choose(self, label: str, timeout: float = 30.0) -> str:
+        """Wait for a permission dialog and choose the option whose label is ``label``
+        (exactly, e.g. "Yes" rather than "Yes, and always allow …"); return the screen.
+
+        Never by position: 2.1.197 lists "1. Yes" first, 2.1.332's dialog in auto mode lists
+        "❯ No" first (a bare Enter denies). A numbered option is chosen by its digit; an
+        unnumbered one by moving the cursor onto it (checked on screen) and Enter.
+        """
+        screen = self.wait_dialog(timeout)
+        options = self.wait_until(
+            lambda: self.dialog_options(),
+            timeout,
+            what="the dialog's options on screen",
+        )
+        labels = [o[0] for o in options]
+        if label not in labels:
+            raise ValueError(f"no option {label!r} in the dialog: {labels}")
+        target = labels.index(label)
+        if options[target][1] is not None:
+            self.send_keys(options[target][1] or "")
+            self.confirm(label, timeout)
+            return screen
+        # The dialog may be drawn before it takes keys, and on a loaded machine it was seen
+        # back on its default option with Enter unanswered: move one step at a time, re-reading
+        # the cursor, press Enter on the target, and start again while the dialog stays.
+        deadline = time.monotonic() + timeout
+
+        def cursor() -> int | None:
+            return next((i for i, o in enumerate(self.dialog_options()) if o[2]), None)
+
+        while True:
+            while (at := cursor()) != target:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"could not move onto {label!r}\n{self.screen()}")
+                if at is not None:
+                    self.send_keys("Down" if target > at else "Up")
+                with contextlib.suppress(TimeoutError):
+                    wait_until(functools.partial(_moved, cursor, at), 3.0)
+            self.send_keys("Enter")
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.DIALOG.search(self.screen()), 5.0)
+                return screen
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the dialog did not take {label!r}\n{self.screen()}")
+
+    def confirm(self, label: str, timeout: float = 10.0) -> bool:
+        """After a digit was pressed for option ``label``: wait for the dialog to go, pressing
+        Enter if it stays with its cursor on ``label`` (2.1.332, on a loaded machine, was seen
+        moving the cursor onto "4. No" without answering). True once the dialog is gone."""
+        deadline = time.monotonic() + timeout
+        while self.DIALOG.search(self.screen()):
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.DIALOG.search(self.screen()), 2.0)
+                return True
+            if time.monotonic() > deadline:
+                return False
+            if any(o[0] == label and o[2] for o in self.dialog_options()):
+                self.send_keys("Enter")
+        return True
+
+    def stay_in_auto_mode(self, timeout: float = 30.0) -> None:
+        """Answer auto mode's "can't check actions in this session" dialog with Enter (stay
+        in auto mode; the call becomes a permission dialog). The dialog is drawn before it
+        takes keys, so Enter is pressed again until the dialog is gone."""
+        self.wait_for_screen(self.AUTO_CANT_CHECK, timeout)
+        deadline = time.monotonic() + timeout
+        while self.AUTO_CANT_CHECK.search(self.screen()):
+            if time.monotonic() > deadline:
+                raise TimeoutError("auto mode's dialog did not take Enter\n" + self.screen())
+            self.send_keys("Enter")
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: not self.AUTO_CANT_CHECK.search(self.screen()), 2.0)
+
     def approve(self, timeout: float = 30.0) -> None:
-        """Wait for a permission dialog and choose "1. Yes"."""
-        self.wait_dialog(timeout)
-        self.send_keys("1")
+        """Wait for a permission dialog and choose "Yes" (by label, see :meth:`choose`)."""
+        self.choose("Yes", timeout)
 
     def deny(self, timeout: float = 30.0) -> None:
-        """Wait for a permission dialog and choose "No" (the last option)."""
-        screen = self.wait_dialog(timeout)
-        options = re.findall(r"(\d)\. No", screen)
-        self.send_keys(options[-1] if options else "Escape")
+        """Wait for a permission dialog and choose "No" (by label, see :meth:`choose`)."""
+        self.choose("No", timeout)
 
     def escape(self) -> None:
         """Press Esc (interrupts a streaming answer or dismisses a dialog)."""
@@ -643,7 +800,9 @@ class TmuxClaude:
         except TimeoutError as exc:
             raise TimeoutError(f"{exc}\n--- screen ---\n{self.screen()}") from None
 
-    def wait_until(self, predicate: Callable[[], T], timeout: float = 30.0, what: str = "") -> T:
+    def wait_until(
+        self, predicate: Callable[[], T | None], timeout: float = 30.0, what: str = ""
+    ) -> T:
         """:func:`wait_until` (poll with a deadline)."""
         return wait_until(predicate, timeout, what=what)
 
@@ -682,14 +841,20 @@ class TmuxClaude:
     def pid_info(self) -> dict[str, Any] | None:
         """The parsed PID file, or None."""
         try:
-            return json.loads(self.pid_file().read_text())
+            data = json.loads(self.pid_file().read_text())
         except (OSError, ValueError):
             return None
+        return data if isinstance(data, dict) else None
 
     def wait_status(self, status: str, timeout: float = 30.0) -> dict[str, Any]:
         """Wait until the PID file's ``status`` equals ``status``; return the PID file."""
+
+        def reached() -> dict[str, Any] | None:
+            info = self.pid_info()
+            return info if info is not None and info.get("status") == status else None
+
         return self.wait_until(
-            lambda: (i := self.pid_info()) and i.get("status") == status and i,
+            reached,
             timeout,
             what=f"PID file status {status!r}",
         )
@@ -724,3 +889,8 @@ class TmuxClaude:
             timeout,
             what=f"a user record with {text!r} in the transcript",
         )
+
+
+def _moved(cursor: Callable[[], int | None], start: int | None) -> bool:
+    """The dialog's cursor is no longer where it was."""
+    return cursor() != start

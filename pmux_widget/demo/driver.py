@@ -280,11 +280,14 @@ class RealFleet:
             env.config_dir = self.claude_dir
             env.extra_env["CLAUDE_CONFIG_DIR"] = str(self.claude_dir)
             env._seed_state()
-            for name in self.projects:
-                cwd = _make_project(self.work_dir, name)
+            cwds = {name: _make_project(self.work_dir, name) for name in self.projects}
+            for cwd in cwds.values():
                 (cwd / "notes.txt").write_text("This is a draft note.\n")
                 (cwd / "README.md").write_text("# Demo project\n\nHello from the README.\n")
+                # All trusted before the first start: a running CLI (2.1.332) rewrites
+                # .claude.json from memory, dropping what was added after it started.
                 env.trust(cwd)
+            for name, cwd in cwds.items():
                 pane = TmuxClaude(env, cli, cwd=cwd, socket_name=f"pmux-demo-{os.getpid()}-{name}")
                 self.panes.append(pane)
                 pane.start(timeout=90)

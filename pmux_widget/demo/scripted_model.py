@@ -417,14 +417,23 @@ class ScriptedModel:
         else:
             turn = {"content": [{"type": "text", "text": self.default_text}]}
         cwd = ""
-        sys_text = system_text(body)
-        for pat in _CWD_PATTERNS:
-            m = pat.search(sys_text)
-            if m:
-                cwd = m.group(1)
+        # 2.1.197 states the working directory in the system prompt; 2.1.332 in a message
+        # whose role is "system" among the messages.
+        texts = [system_text(body)] + [
+            b.get("text", "")
+            for m in body.get("messages") or []
+            if isinstance(m, dict) and m.get("role") in ("system", "user")
+            for b in _blocks(m.get("content"))
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        for text in texts:
+            found = next((m.group(1) for pat in _CWD_PATTERNS if (m := pat.search(text))), None)
+            if found:
+                cwd = found
                 break
         marker = f"sim-{next(self._marker_counter)}"
-        return _fill(copy.deepcopy(turn), {"cwd": cwd, "marker": marker})
+        filled: dict[str, Any] = _fill(copy.deepcopy(turn), {"cwd": cwd, "marker": marker})
+        return filled
 
     def _side_answer(self, body: Mapping[str, Any]) -> str:
         """Short text for a side request; JSON when it asks for a JSON schema (session title)."""
@@ -436,7 +445,7 @@ class ScriptedModel:
         for name in schema.get("required") or list(schema.get("properties") or {}):
             kind = ((schema.get("properties") or {}).get(name) or {}).get("type")
             out[name] = {"boolean": False, "integer": 0, "number": 0, "array": []}.get(
-                kind, self.side_text
+                str(kind), self.side_text
             )
         return json.dumps(out)
 
@@ -513,7 +522,7 @@ class _NotFoundHandler(_BaseHandler):
             },
         )
 
-    get = post = put = delete = patch = head = _nf  # type: ignore[assignment]
+    get = post = put = delete = patch = head = _nf
 
 
 class _CountTokensHandler(_BaseHandler):
@@ -581,6 +590,34 @@ class _MessagesHandler(_BaseHandler):
         delay = float(err.get("delay", 0))
         if delay:
             await asyncio.sleep(delay)
+        if err.get("in_stream"):
+            # The API's mid-stream failure: HTTP 200, message_start, then an `error` event.
+            self.record.status = 200
+            self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+            error = {
+                "type": err.get("type", "overloaded_error"),
+                "message": err.get("message", "scripted error"),
+            }
+            with contextlib.suppress(tornado.iostream.StreamClosedError):
+                await self._send(
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": _rand_id("msg_01"),
+                            "type": "message",
+                            "role": "assistant",
+                            "model": MODEL_NAME,
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": dict(DEFAULT_USAGE),
+                        },
+                    },
+                )
+                await self._send("error", {"type": "error", "error": error})
+            self.finish()
+            return
         self.write_json(
             status,
             {
@@ -659,7 +696,7 @@ class _MessagesHandler(_BaseHandler):
     ) -> None:
         kind = block["type"]
         if kind == "text":
-            start = {"type": "text", "text": ""}
+            start: dict[str, Any] = {"type": "text", "text": ""}
             pieces = _split(block["text"], int(turn.get("chunks", 0)) or _auto_chunks(block))
             deltas = [{"type": "text_delta", "text": p} for p in pieces]
         elif kind == "tool_use":

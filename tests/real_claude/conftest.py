@@ -1,6 +1,13 @@
 """Fixtures for tests that drive the real Claude Code CLI against the scripted model.
 
-* ``claude_cli``: the pinned CLI binary (installed once into the cache by ``ensure_cli``).
+* ``cli_version``: every test that drives the CLI runs once per pinned version it applies to:
+  the whole suite on :data:`NEWEST`, and the tests marked ``all_versions`` (the core: smoke,
+  permission approve/deny, Esc, /clear, zero-install) on the older pins too.
+  ``PMUX_CLI_MATRIX=full`` runs every test on every pin; ``PMUX_CLI_MATRIX=2.1.197`` (a
+  comma-separated list) only on those. ``@pytest.mark.cli_versions("2.1.332", reason=…)``
+  limits a test to the versions where the behaviour it checks exists.
+* ``claude_cli``: the pinned CLI binary of ``cli_version`` (installed once into the cache by
+  ``ensure_cli``).
   Without npm/network the tests are skipped with the reason, unless ``CI`` is set or
   ``PMUX_REQUIRE_CLAUDE=1``: then they fail loudly, so CI never goes green by skipping.
 * ``scripted_model``: a :class:`ScriptedModel` on an ephemeral port (per test).
@@ -34,7 +41,8 @@ import pytest
 
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.demo.claude_cli import (
-    CLI_VERSION,
+    CLI_VERSIONS,
+    NEWEST,
     ClaudeEnv,
     CliUnavailable,
     TmuxClaude,
@@ -59,6 +67,43 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"real Claude Code CLI unavailable: {reason}")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "all_versions: a core real-CLI test, run on every pinned CLI version"
+    )
+    config.addinivalue_line(
+        "markers",
+        "cli_versions(*versions, reason): run only on these CLI versions (the behaviour "
+        "checked does not exist on the others)",
+    )
+
+
+def _matrix_versions(all_versions: bool) -> list[str]:
+    """The pinned versions a test runs on (see the module doc)."""
+    choice = os.environ.get("PMUX_CLI_MATRIX", "").strip()
+    if choice == "full":
+        return list(CLI_VERSIONS)
+    if choice:
+        return [v.strip() for v in choice.split(",") if v.strip()]
+    return list(CLI_VERSIONS) if all_versions else [NEWEST]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize every test that drives the CLI by ``cli_version``."""
+    if "cli_version" not in metafunc.fixturenames:
+        return
+    versions = _matrix_versions(metafunc.definition.get_closest_marker("all_versions") is not None)
+    only = metafunc.definition.get_closest_marker("cli_versions")
+    params = []
+    for v in versions:
+        marks = []
+        if only is not None and v not in only.args:
+            reason = only.kwargs.get("reason", "does not apply to this CLI version")
+            marks.append(pytest.mark.skip(reason=f"CLI {v}: {reason}"))
+        params.append(pytest.param(v, id=v, marks=marks))
+    metafunc.parametrize("cli_version", params, scope="session")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs the CLI as ``real_claude``."""
     for item in items:
@@ -67,10 +112,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def claude_cli() -> Path:
-    """The pinned Claude Code binary (skip or fail when it cannot be had, see module doc)."""
+def claude_cli(cli_version: str) -> Path:
+    """The pinned Claude Code binary of ``cli_version`` (skip or fail when it cannot be had,
+    see module doc)."""
     try:
-        return ensure_cli()
+        return ensure_cli(cli_version)
     except CliUnavailable as exc:
         _unavailable(str(exc))
         raise  # unreachable: skip/fail raise
@@ -86,9 +132,10 @@ def scripted_model() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def claude_env(tmp_path: Path, scripted_model: ScriptedModel) -> ClaudeEnv:
-    """A sealed HOME/CLAUDE_CONFIG_DIR/project under tmp_path, recording every hook."""
-    env = ClaudeEnv(scripted_model.base_url, root=tmp_path / "claude")
+def claude_env(tmp_path: Path, scripted_model: ScriptedModel, cli_version: str) -> ClaudeEnv:
+    """A sealed HOME/CLAUDE_CONFIG_DIR/project under tmp_path for ``cli_version`` (manual
+    permission mode), recording every hook."""
+    env = ClaudeEnv(scripted_model.base_url, root=tmp_path / "claude", version=cli_version)
     env.add_recorder_hooks()
     return env
 
@@ -144,7 +191,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     tests = data.get("tests") if isinstance(data.get("tests"), dict) else {}
     tests.update(TIMINGS)
     data = {
-        "cli_version": CLI_VERSION,
+        "cli_versions": list(CLI_VERSIONS),
         "cpus": os.cpu_count(),
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "tests": dict(sorted(tests.items())),
@@ -158,20 +205,25 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def make_tracked(
     request: pytest.FixtureRequest,
     claude_cli: Path,
+    cli_version: str,
     scripted_model: ScriptedModel,
     tmp_path: Path,
 ) -> Iterator[Callable[..., Tracked]]:
-    """``make_tracked(hooks=True)``: a Tracked with one CLI started; everything torn down."""
+    """``make_tracked(hooks=True, auto_mode=False)``: a Tracked with one CLI of
+    ``cli_version`` started (in manual permission mode unless ``auto_mode``); everything torn
+    down."""
     if shutil.which("tmux") is None:
         _unavailable("tmux is not installed")
     made: list[Tracked] = []
 
-    def make(hooks: bool = True) -> Tracked:
+    def make(hooks: bool = True, auto_mode: bool = False) -> Tracked:
         pmux_home = PmuxHome(tmp_path / "pmux")
         env = ClaudeEnv(
             scripted_model.base_url,
             root=tmp_path / "claude",
             extra_env={"PMUX_WIDGET_HOME": str(pmux_home.root)},
+            version=cli_version,
+            auto_mode=auto_mode,
         )
         if hooks:
             pmux_hooks.install(env.settings_file, pmux_home)

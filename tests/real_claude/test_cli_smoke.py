@@ -36,6 +36,7 @@ def _statuses(observer: Observer) -> list[str]:
     return out
 
 
+@pytest.mark.all_versions
 def test_prompt_answer_hooks_pid_and_tokens(
     tmux_claude: TmuxClaude, claude_env: ClaudeEnv, scripted_model: ScriptedModel
 ) -> None:
@@ -70,6 +71,7 @@ def test_prompt_answer_hooks_pid_and_tokens(
     assert {k: usage[k] for k in declared} == declared
 
 
+@pytest.mark.all_versions
 def test_permission_dialog_approve(tmux_claude: TmuxClaude, claude_env: ClaudeEnv) -> None:
     tmux_claude.type_prompt("please run the command")
     tmux_claude.wait_dialog(30)
@@ -83,6 +85,7 @@ def test_permission_dialog_approve(tmux_claude: TmuxClaude, claude_env: ClaudeEn
     assert list(claude_env.cwd.glob("sim-*.txt"))  # the approved `touch` really ran
 
 
+@pytest.mark.all_versions
 def test_escape_on_dialog_writes_marker_without_hook(
     tmux_claude: TmuxClaude, claude_env: ClaudeEnv
 ) -> None:
@@ -147,3 +150,67 @@ def test_project_dir_encoding() -> None:
     assert encode_project_dir("/Users/bob/.dotfiles") == "-Users-bob--dotfiles"
     long = encode_project_dir("/x" * 150)
     assert len(long) > 201 and long[200] == "-" and long[:200] == "-x" * 100
+
+
+def test_env_seeds_what_each_version_needs(tmp_path: Path) -> None:
+    def seeded(**kw: object) -> tuple[dict, dict]:
+        env = ClaudeEnv(
+            "http://127.0.0.1:9", root=tmp_path / str(len(list(tmp_path.iterdir()))), **kw
+        )  # type: ignore[arg-type]
+        settings = json.loads(env.settings_file.read_text()) if env.settings_file.exists() else {}
+        return json.loads(env.state_file.read_text()), settings
+
+    state, settings = seeded(version="2.1.197")
+    assert "hasSeenAutoDefaultNudge" not in state and "permissions" not in settings
+    assert state["lastOnboardingVersion"] == "2.1.197"
+    # 2.1.332 defaults to auto mode: manual mode is asked for, and its startup nudge skipped.
+    state, settings = seeded(version="2.1.332")
+    assert state["hasSeenAutoDefaultNudge"] is True
+    assert settings["permissions"] == {"defaultMode": "default"}
+    state, settings = seeded(version="2.1.332", auto_mode=True)
+    assert "permissions" not in settings and state["hasSeenAutoDefaultNudge"] is True
+    state, settings = seeded(version="2.1.332", startup_dialog=True)
+    assert "hasSeenAutoDefaultNudge" not in state
+    assert settings["permissions"] == {"defaultMode": "default"}
+
+
+# Screens captured from the real CLIs (trimmed).
+SCREEN_332_MANUAL = """\
+ Tip: auto mode handles these prompts for you — choose "switch to auto mode" below
+ Do you want to proceed?
+ ❯ 1. Yes
+   2. Yes, and always allow access to /tmp/x/home/project from this project
+   3. Yes, and switch to auto mode · auto mode handles these prompts for you
+   4. No
+ Esc to cancel · Tab to amend
+"""
+SCREEN_332_AUTO = """\
+ Auto mode can't check actions in this session, so this one needs your approval
+ Do you want to proceed?
+ ❯ No
+   Yes
+ Esc to cancel · Tab to amend
+"""
+
+
+def test_dialog_options_are_read_by_label(tmp_path: Path) -> None:
+    tc = TmuxClaude(ClaudeEnv("http://127.0.0.1:9", root=tmp_path / "c"), "claude")
+    assert tc.dialog_options(SCREEN_332_MANUAL) == [
+        ("Yes", "1", True),
+        ("Yes, and always allow access to /tmp/x/home/project from this project", "2", False),
+        ("Yes, and switch to auto mode · auto mode handles these prompts for you", "3", False),
+        ("No", "4", False),
+    ]
+    assert tc.dialog_options(SCREEN_332_AUTO) == [("No", None, True), ("Yes", None, False)]
+    assert tc.dialog_options("❯ \n  ? for shortcuts\n") == []
+
+
+def test_upgrade_cli_repins_only_the_newest() -> None:
+    from devtools.upgrade_cli import CLI_MODULE, repin
+    from pmux_widget.demo.claude_cli import OLDEST
+
+    source = CLI_MODULE.read_text()
+    out = repin(source, "9.9.9")
+    changed = [(a, b) for a, b in zip(source.splitlines(), out.splitlines(), strict=True) if a != b]
+    assert len(changed) == 1, changed
+    assert changed[0][1].endswith(f'("{OLDEST}", "9.9.9")'), changed

@@ -167,6 +167,20 @@ def test_tool_use_streams_input_json_and_fills_cwd(model: ScriptedModel) -> None
     assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
     _, _, data = post(model, body(user("read the readme")))
     assert blocks_of(sse(data))[0]["input"] == {"file_path": "/work/proj/README.md"}
+    # 2.1.332 states the working directory in a message whose role is "system".
+    env_msg = {
+        "role": "system",
+        "content": [
+            {
+                "type": "text",
+                "text": "# Environment\n"
+                " - Primary working directory: /work/other\n - Is a git repository: false",
+            }
+        ],
+    }
+    req = body(env_msg, user("read the readme"), system=[])
+    _, _, data = post(model, req)
+    assert blocks_of(sse(data))[0]["input"] == {"file_path": "/work/other/README.md"}
 
 
 def test_step_follows_tool_rounds(model: ScriptedModel) -> None:
