@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -153,7 +154,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         home=args.home, claude_home=args.claude_home, port=args.port, retain_days=args.retain_days
     )
     hub.start()
-    print(f"pmux-widget hub on http://127.0.0.1:{hub.port} (pid {hub.hub_id}); Ctrl+C stops")
+    print(
+        f"pmux-widget hub on http://127.0.0.1:{hub.port} (hub {hub.hub_id}, pid {os.getpid()});"
+        " Ctrl+C stops"
+    )
     from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
 
     publisher, url = None, fleet_url(args.fleet)

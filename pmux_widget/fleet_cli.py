@@ -56,6 +56,7 @@ def start_fleet_publisher(
 ) -> Publisher:
     """Publish ``hub`` to the fleet (returns at once; connects in the background)."""
     publisher: Publisher = _fleet().start_publisher(hub, url, host=host, creds=creds, redact=redact)
+    hub.host_name = publisher.host  # the local JSON names the host as the fleet does
     return publisher
 
 

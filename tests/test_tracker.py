@@ -573,6 +573,69 @@ def test_dismiss_other_states_unchanged(start):
     assert run.state is start
 
 
+# --------------------------------------------------------------------- Claude Code 2.1.332
+# Payload shapes as recorded from the real CLI (tests/fixtures/real/2.1.332/background_*).
+
+AGENT = {"id": "a2a71344d93df7398", "type": "subagent", "status": "running",
+         "description": "Slow research", "agent_type": "general-purpose"}  # fmt: skip
+SHELL = {"id": "bwy7gqbj1", "type": "shell", "status": "running",
+         "description": "Wait in the background", "command": "sleep 600"}  # fmt: skip
+WAKE = (
+    "<task-notification>\n<task-id>a2a71344d93df7398</task-id>\n<status>completed</status>\n"
+    '<summary>Agent "Slow research" finished</summary>\n<result>notes</result>\n'
+    "</task-notification>"
+)
+
+
+def test_a_turn_left_with_background_agents_stays_busy_until_they_finish():
+    run = busy_run()
+    t = run.now
+    run.hook("SubagentStart", at=t, agent_id=AGENT["id"], agent_type="general-purpose")
+    run.hook("Stop", at=t + 10, last_assistant_message="Researching; I'll report back.",
+             background_tasks=[AGENT], permission_mode="default")  # fmt: skip
+    assert run.state is State.BUSY  # the CLI says "Waiting for 1 background agent to finish"
+    assert run.session.last_assistant == "Researching; I'll report back."
+    assert [task.description for task in run.session.background_tasks] == ["Slow research"]
+    assert run.session.subagents == 1
+    assert run.notifications() == []
+    run.hook("SubagentStop", at=t + 20_000, agent_id=AGENT["id"], background_tasks=[])
+    run.hook("UserPromptSubmit", at=t + 20_030, prompt=WAKE)
+    assert run.state is State.BUSY
+    assert run.session.last_prompt == "fix the tests"  # the user's, not the wake-up
+    assert run.session.tool_summary == 'background agent finished: Agent "Slow research" finished'
+    run.hook("Stop", at=t + 21_000, last_assistant_message="Done: 20 notes.", background_tasks=[])
+    assert run.state is State.REVIEW and run.session.background_tasks == ()
+    assert [n.state for n in run.notifications()] == [State.REVIEW]  # once, at the very end
+
+
+def test_a_background_shell_does_not_hold_the_turn():
+    run = busy_run()
+    run.hook("Stop", last_assistant_message="Server started.", background_tasks=[SHELL])
+    assert run.state is State.REVIEW
+    assert [(t.type, t.description) for t in run.session.background_tasks] == [
+        ("shell", "Wait in the background")
+    ]
+    run.pid("shell", at=run.now + 50)  # 2.1.332: idle with a background shell running
+    assert run.state is State.REVIEW
+
+
+def test_auto_modes_dialog_is_needs_input_from_its_notification():
+    run = busy_run()
+    run.hook("Notification", notification_type="agent_needs_input", permission_mode="auto",
+             message="Auto mode can't check actions in this session")  # fmt: skip
+    assert run.state is State.NEEDS_INPUT
+    assert run.session.permission_mode == "auto"
+    run.hook("Notification", at=run.now + 5, notification_type="agent_completed")
+    assert run.state is State.NEEDS_INPUT  # other new types change nothing
+
+
+@pytest.mark.parametrize("bad", [None, "x", 7, [1, "a", {"no": "type"}], {"type": "shell"}])
+def test_odd_background_tasks_are_read_leniently(bad):
+    run = busy_run()
+    run.hook("Stop", background_tasks=bad)
+    assert run.state is State.REVIEW and run.session.background_tasks == ()
+
+
 # --------------------------------------------------------------------- actions
 
 
@@ -931,10 +994,14 @@ def test_records_of_the_previous_layout_load_and_round_trip():
     )  # fmt: skip
     assert (session.waiting_for, session.error_detail, session.ended) == ("w", "d", False)
     # the JSON is the contract's, byte for byte; the record adds only the new ``cause``
-    json_keys = list(OLD_RECORD)[: len(session.to_json())]
-    assert json.dumps(session.to_json()) == json.dumps({k: OLD_RECORD[k] for k in json_keys})
+    # fields added since (host, permission mode, background tasks) come with their defaults
+    added = {"host": None, "permission_mode": None, "background_tasks": []}
+    json_keys = list(OLD_RECORD)[: len(session.to_json()) - len(added)]
+    assert json.dumps(session.to_json()) == json.dumps(
+        {**{k: OLD_RECORD[k] for k in json_keys}, **added}
+    )
     record = json.loads(json.dumps(session.to_record()))
-    assert record == {**OLD_RECORD, "cause": "pid:idle", "action": None, "action_at": 0}
+    assert record == {**OLD_RECORD, **added, "cause": "pid:idle", "action": None, "action_at": 0}
     assert Session.from_record(record) == session
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "PRIORITY",
     "TRANSCRIPT_ENDINGS",
     "ActionName",
+    "BackgroundTask",
     "Cause",
     "Change",
     "HookEvent",
@@ -158,6 +159,35 @@ class TmuxLocation:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class BackgroundTask:
+    """A task a turn left running (a ``Stop`` hook's ``background_tasks``, Claude Code ≥ 2.1.198):
+    a background sub-agent (``subagent``; also ``workflow``, ``teammate``) or a ``shell``."""
+
+    type: str
+    description: str = ""
+    status: str = "running"
+
+    @property
+    def is_shell(self) -> bool:
+        return self.type == "shell"
+
+    def to_json(self) -> dict[str, str]:
+        return {"type": self.type, "description": self.description, "status": self.status}
+
+    @classmethod
+    def from_json(cls, data: object) -> BackgroundTask | None:
+        """Lenient: a task with no string ``type`` is none (unknown fields are ignored)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
+            return None
+        text = {k: data.get(k) for k in ("description", "status")}
+        return cls(
+            type=str(data["type"]),
+            description=text["description"] if isinstance(text["description"], str) else "",
+            status=text["status"] if isinstance(text["status"], str) else "running",
+        )
+
+
 #: The keys of the session JSON, in the contract's order.
 JSON_FIELDS = (
     "session_id",
@@ -182,6 +212,9 @@ JSON_FIELDS = (
     "error",
     "ports",
     "source",
+    "host",
+    "permission_mode",
+    "background_tasks",
 )
 
 
@@ -390,6 +423,12 @@ class Session:
     error: str | None = None
     ports: tuple[int, ...] = ()
     source: str = ""
+    #: the machine the session runs on (the fleet's hosts; None: this one, unnamed)
+    host: str | None = None
+    #: the permission mode its hooks report (default, auto, acceptEdits, plan, …)
+    permission_mode: str | None = None
+    #: tasks its last turn left running (background agents, shells)
+    background_tasks: tuple[BackgroundTask, ...] = ()
     tracking: Tracking = field(default_factory=Tracking)
 
     @property
@@ -485,6 +524,9 @@ class Session:
             "error": self.error,
             "ports": list(self.ports),
             "source": self.source,
+            "host": self.host,
+            "permission_mode": self.permission_mode,
+            "background_tasks": [task.to_json() for task in self.background_tasks],
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -500,6 +542,8 @@ class Session:
         known["tokens"] = Tokens.from_json(known.get("tokens"))
         known["tmux"] = TmuxLocation.from_json(known.get("tmux"))
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
+        tasks = (BackgroundTask.from_json(task) for task in known.get("background_tasks") or ())
+        known["background_tasks"] = tuple(task for task in tasks if task is not None)
         return cls(**known, tracking=Tracking.from_record(record))
 
 
@@ -557,6 +601,9 @@ class SessionChanges(TypedDict, total=False):
     error: str | None
     ports: tuple[int, ...]
     source: str
+    host: str | None
+    permission_mode: str | None
+    background_tasks: tuple[BackgroundTask, ...]
     tracking: Tracking
 
 

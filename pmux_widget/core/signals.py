@@ -19,6 +19,7 @@ from typing import Any, ClassVar, get_args
 from .model import (
     PID_STATUSES,
     ActionName,
+    BackgroundTask,
     HookEvent,
     PidStatus,
     Session,
@@ -99,6 +100,8 @@ class HookSignal(Signal):
     pane: str | None = None
     pid: int | None = None
     project: str | None = None
+    #: the session's permission mode as the hook reports it (``default``, ``auto`` …)
+    permission_mode: str | None = None
 
     @property
     def event_name(self) -> str:
@@ -162,6 +165,8 @@ class PostToolUseFailure(PostToolUse):
 class Stop(HookSignal):
     event: ClassVar[HookEvent | None] = "Stop"
     last_assistant_message: str | None = None
+    #: tasks the turn leaves running (2.1.198+); read leniently, unknown kinds kept by name
+    background_tasks: tuple[BackgroundTask, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -241,6 +246,9 @@ HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 # ------------------------------------------------------------------------ hook parsing
 
 _COMMON_STR = ("transcript_path", "cwd", "agent_id")
+#: Fields read when they have the expected type and ignored otherwise: newer CLIs add them,
+#: and a monitor must not refuse a hook over a field it only displays.
+_LENIENT_STR = ("permission_mode",)
 # field in payload -> (field on the signal, accepted types)
 _SPECIFIC: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
     "SessionStart": {"source": ("source", (str,)), "model": ("model", (str,))},
@@ -316,9 +324,16 @@ def parse_hook(
         if not isinstance(value, str):
             return Invalid(f"{key}: must be a string, got {type(value).__name__}")
         fields[key] = value or None
+    for key in _LENIENT_STR:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            fields[key] = value
     cls = _HOOK_CLASSES.get(event)
     if cls is None:
         return OtherHook(name=event, **fields)
+    if cls is Stop and isinstance(payload.get("background_tasks"), list):
+        tasks = (BackgroundTask.from_json(task) for task in payload["background_tasks"])
+        fields["background_tasks"] = tuple(task for task in tasks if task is not None)
     for key, (attr, types) in _SPECIFIC[event].items():
         value = payload.get(key)
         if value is None:

@@ -58,7 +58,13 @@ GONE_CONFIRMATIONS = 2
 Fleet = Mapping[str, Session]
 
 _WORK_STATES = frozenset({State.BUSY, State.NEEDS_INPUT, State.UNKNOWN})
-_NEEDS_INPUT_NOTIFICATIONS = frozenset({"permission_prompt", "worker_permission_prompt"})
+_NEEDS_INPUT_NOTIFICATIONS = frozenset(
+    # agent_needs_input (2.1.332): auto mode's "can't check actions" dialog, which fires no
+    # PermissionRequest (recorded: tests/fixtures/real/2.1.332/auto_blocked)
+    {"permission_prompt", "worker_permission_prompt", "agent_needs_input"}
+)
+#: A prompt the CLI submits itself when a background task ends (2.1.332), not the user's.
+_TASK_NOTIFICATION = "<task-notification>"
 _SWITCH_SOURCES = frozenset({"startup", "resume", "clear"})
 _KEEP_ID_END_REASONS = frozenset({"clear", "resume"})
 
@@ -308,6 +314,8 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         s = s.replace(project=project, workspace=s.workspace or project)
     if signal.pid is not None:
         s = s.replace(pid=signal.pid)
+    if signal.permission_mode and not stale:
+        s = s.replace(permission_mode=signal.permission_mode)
 
     # A hook that happened before what we already know may only move order-free counters.
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
@@ -347,9 +355,20 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             current_tool=None,
             tool_summary=None,
             error=None,
+            background_tasks=(),
             tracking=s.tracking.replace(subagent_ids=()),
         )
         return _move(s, State.IDLE, "hook", at, event)
+
+    if isinstance(signal, sig.UserPromptSubmit) and _woken_by_task(signal.prompt):
+        # The CLI woke itself for a finished background task: busy again, but it is not the
+        # user's prompt (last_prompt keeps theirs) and no one is notified of a wake-up.
+        s = s.replace(
+            current_tool=None,
+            tool_summary=_task_summary(signal.prompt or ""),
+            tracking=s.tracking.replace(tool_at=at),
+        )
+        return _move(s, State.BUSY, "hook", at, event)
 
     if isinstance(signal, sig.UserPromptSubmit):
         s = s.replace(
@@ -418,12 +437,18 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
             return s
-        t = s.tracking.replace(tool_at=at, subagent_ids=())
+        running = tuple(task for task in signal.background_tasks if task.status == "running")
+        t = s.tracking.replace(tool_at=at)
         answer = clip(signal.last_assistant_message)
         if answer:
             s = s.replace(last_assistant=answer)
             t = t.replace(assistant_at=at)
-        s = s.replace(current_tool=None, tool_summary=None, subagents=0, tracking=t)
+        s = s.replace(current_tool=None, tool_summary=None, background_tasks=running)
+        if any(not task.is_shell for task in running):
+            # Background agents still work (2.1.332: the PID file stays busy and the CLI says
+            # "Waiting for N background agents"): the session does not wait for you yet.
+            return _move(_track(s, t), State.BUSY, "hook", at, event)
+        s = s.replace(subagents=0, tracking=t.replace(subagent_ids=()))
         return _move(s, State.REVIEW, "hook", at, event)
 
     if isinstance(signal, sig.PreCompact):
@@ -442,6 +467,18 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         return _move(s, State.IDLE, "hook", at, event)
 
     return s  # OtherHook: proof of life only
+
+
+def _woken_by_task(prompt: str | None) -> bool:
+    return bool(prompt) and (prompt or "").lstrip().startswith(_TASK_NOTIFICATION)
+
+
+def _task_summary(prompt: str) -> str:
+    """What a ``<task-notification>`` wake-up says: "background agent finished: <summary>"."""
+    start, end = prompt.find("<summary>"), prompt.find("</summary>")
+    summary = prompt[start + len("<summary>") : end].strip() if 0 <= start < end else ""
+    text = f"background agent finished: {summary}" if summary else "background agent finished"
+    return clip(text) or ""
 
 
 # ---------------------------------------------------------------------- transcript

@@ -67,6 +67,10 @@ def publish_json(session: Session, host: str, redact: bool = False) -> dict[str,
     if redact:
         for name in REDACTED_FIELDS:
             data[name] = None
+        # a background agent's description is the tool input it was started with
+        data["background_tasks"] = [
+            {**task, "description": ""} for task in data.get("background_tasks", [])
+        ]
     return data
 
 

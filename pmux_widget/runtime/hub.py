@@ -67,6 +67,8 @@ class Hub:
         self.port = 0
         self.token = self.home.token()
         self.hub_id = f"{os.getpid()}-{secrets.token_hex(4)}"
+        #: this machine's name in the session JSON (the fleet's ``--host-name`` may override)
+        self.host_name = socket.gethostname()
         self.runtime_file = self.home.runtime_dir / f"{self.hub_id}.json"
         self.fleet: dict[str, Session] = {}
         self.started_at = 0
@@ -320,7 +322,7 @@ class Hub:
 
     def snapshot_json(self) -> dict[str, Any]:
         """``{"sessions": [...], "counts": {...}}`` as in the contract (every known session)."""
-        return fleet_json(self.fleet.values())
+        return fleet_json(self.fleet.values(), host=self.host_name)
 
     @property
     def sources(self) -> tuple[Source, ...]:

@@ -17,7 +17,12 @@ def sort_key(session: Session) -> tuple[int, str, str]:
     return (priority_rank(session.state), session.project or "", session.session_id)
 
 
-def fleet_json(sessions: Iterable[Session]) -> dict[str, Any]:
-    """``{"sessions": [...], "counts": {...}}`` as in the contract (``GET /api/sessions``)."""
+def fleet_json(sessions: Iterable[Session], host: str | None = None) -> dict[str, Any]:
+    """``{"sessions": [...], "counts": {...}}`` as in the contract (``GET /api/sessions``).
+    ``host``: the name of this machine, for sessions that do not carry one."""
     ordered = sorted(sessions, key=sort_key)
-    return {"sessions": [s.to_json() for s in ordered], "counts": count_states(ordered)}
+    rows = [s.to_json() for s in ordered]
+    if host is not None:
+        for row in rows:
+            row["host"] = row["host"] or host
+    return {"sessions": rows, "counts": count_states(ordered)}

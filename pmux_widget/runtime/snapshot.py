@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -50,4 +51,4 @@ def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict
     replay_spool(home, accept, consume=False)
     scans = scan_pids(claude)
     asyncio.run(recover_from_files(claude, scans, lambda: fleet, apply, read_ending))
-    return fleet_json(fleet.values())
+    return fleet_json(fleet.values(), host=socket.gethostname())
