@@ -926,3 +926,21 @@ def test_first_turn_out_of_order_appended_line_by_line(tmp_path):
             tailer.poll()
     assert tailer.facts == scan_transcript(FIXTURES / "out_of_order_first_turn.jsonl")
     assert tailer.facts.current_tool == "Bash"
+
+
+def test_a_task_notification_wake_up_is_no_user_prompt(tmp_path):
+    """2.1.332 submits a <task-notification> prompt itself when a background agent ends: the
+    turn it starts is real, but last_prompt keeps the user's."""
+    path = tmp_path / "t.jsonl"
+    wake = "<task-notification>\n<task-id>a1</task-id>\n<summary>Agent done</summary>\n"
+    records = [
+        user_record(1, "start a background agent please"),
+        assistant_record(2, "m1", "r1", [text_block("Researching.")]),
+        user_record(3, wake + "</task-notification>"),
+        assistant_record(4, "m2", "r2", [text_block("All 20 notes read.")]),
+    ]
+    write(path, b"".join(encode(r) for r in records))
+    facts = scan_transcript(path)
+    assert facts.last_prompt == "start a background agent please"
+    assert facts.last_assistant == "All 20 notes read."
+    assert facts.ending == "clean"

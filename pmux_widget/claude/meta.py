@@ -106,6 +106,10 @@ def classify(record: dict[str, Any]) -> Event:
     text = "\n".join(text_blocks(content))
     if text.lstrip().startswith(WRAPPER_PREFIXES):
         return Event(at, cwd, _K_META)
+    if text.lstrip().startswith("<task-notification>"):
+        # 2.1.332 wakes itself when a background task ends: a turn starts, but the prompt is
+        # the CLI's, not the user's (last_prompt keeps theirs)
+        return Event(at, cwd, K_PROMPT)
     return Event(at, cwd, K_PROMPT, clip(text))
 
 

@@ -933,11 +933,6 @@ def stop_hooks(tr: Tracked) -> list[dict]:
 
 
 @pytest.mark.cli_versions(cc.NEWEST, reason="2.1.197 runs sub-agents in the foreground")
-@pytest.mark.xfail(
-    strict=True,
-    reason="tracker rule needed: a Stop whose background_tasks holds a running subagent keeps "
-    "the session busy (no review) until the Stop with no running agent",
-)
 def test_background_agent_keeps_the_session_busy(tracked_claude: Tracked) -> None:
     tr = tracked_claude
     tc = tr.tc
@@ -952,13 +947,17 @@ def test_background_agent_keeps_the_session_busy(tracked_claude: Tracked) -> Non
     )
     assert [t["type"] for t in first["background_tasks"]] == ["subagent"]
     assert tc.pid_info()["status"] == "busy"
-    wait_session(tr, sid, lambda s: s.source == "hook:Stop", 10, "the Stop applied")
-    assert tr.session(sid).state is State.BUSY, tr.log.states(sid)
+    s = wait_session(tr, sid, lambda s: s.background_tasks != (), 10, "the Stop applied")
+    assert s.state is State.BUSY, tr.log.states(sid)
+    assert [t.description for t in s.background_tasks] == ["Slow research"]
     # Its end: the CLI wakes itself with a <task-notification>, then a final Stop.
     wait_until(lambda: len(stop_hooks(tr)) >= 2, 90, what="the final Stop")
     assert stop_hooks(tr)[-1].get("background_tasks") == []
     s = wait_session(tr, sid, lambda s: s.state is State.REVIEW, 10, "review at the end")
     assert not (s.last_prompt or "").startswith("<task-notification>"), s.last_prompt
+    assert s.background_tasks == ()
+    # One review, at the very end: the first Stop was no "finished" for the user.
+    assert [m[0] for m in tr.log.states(sid)].count("review") == 1, tr.log.states(sid)
 
 
 def test_background_shell_ends_the_turn_in_review(tracked_claude: Tracked) -> None:
