@@ -164,6 +164,8 @@ def features(session: Session) -> set[str]:
         "interrupt": session.source == "transcript:interrupt",
         "ended": session.ended,
         "tmux_pane": bool(session.tracking.pane),
+        "background_agent": any(not task.is_shell for task in session.background_tasks),
+        "auto_mode": session.permission_mode == "auto",
     }
     return found | {name for name, shown in checks.items() if shown}
 

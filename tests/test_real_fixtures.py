@@ -119,3 +119,46 @@ def test_recorded_hooks_parse_for_every_scenario():
     for scenario in SCENARIOS:
         for entry in hooks(scenario):
             assert not isinstance(s.parse_hook(payload_of(entry), at=1), s.Invalid)
+
+
+# ----------------------------------------------------------- every recorded version, every run
+ALL_RUNS = sorted(p.parent for p in (REAL.parent).glob("*/*/hooks.jsonl"))
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("run", ALL_RUNS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_recorded_event_and_field_is_read_safely(run):
+    """Each hook and PID file that Claude Code 2.1.197 and 2.1.332 wrote in a recorded run
+    parses (unknown events and fields are ignored, never refused) and goes through the
+    tracker without an error, in the order they came."""
+    signals: list[s.Signal] = []
+    for i, entry in enumerate(_lines(run / "hooks.jsonl")):
+        parsed = s.parse_hook(payload_of(entry), at=1_000 + i)
+        assert not isinstance(parsed, s.Invalid), (run.name, parsed)
+        signals.append(parsed)
+    pid_files = run / "pid-files.jsonl"
+    if pid_files.exists():
+        for i, data in enumerate(_lines(pid_files)):
+            if data is None:  # the recorder's mark for "the PID file is gone"
+                continue
+            record = s.parse_pid_record(data)
+            assert not isinstance(record, s.Invalid), (run.name, record)
+            signals.append(s.PidFile(at=2_000 + i, record=record))
+    step = reduce_all({}, signals, now=10_000)
+    assert step.sessions or not signals
+
+
+def test_both_versions_were_recorded():
+    versions = {run.parent.name for run in ALL_RUNS}
+    assert {"2.1.197", "2.1.332"} <= versions
+    events = {
+        payload_of(e).get("hook_event_name")
+        for run in ALL_RUNS
+        for e in _lines(run / "hooks.jsonl")
+    }
+    # the events the rules read, as the real CLIs sent them
+    assert {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+            "StopFailure", "SubagentStart", "SubagentStop", "SessionEnd"} <= events  # fmt: skip

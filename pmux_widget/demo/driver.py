@@ -207,7 +207,9 @@ _REAL_SCRIPTS: dict[str, list[tuple[str, str, float]]] = {
         ("deny", "", 8),
     ],
     "web-frontend": [
-        ("prompt", "use a subagent please", 0),
+        # 2.1.332 runs the agent in the background: busy through the first Stop ("1
+        # background agent"), woken by a <task-notification>, review at the very end
+        ("prompt", "start a background agent please", 0),
         ("idle", "", 12),
         ("prompt", "read both in parallel", 0),
         ("idle", "", 10),
@@ -232,7 +234,18 @@ _REAL_SCRIPTS: dict[str, list[tuple[str, str, float]]] = {
         ("approve", "", 0),
         ("idle", "", 12),
     ],
+    # auto mode (the newest CLI's default): through our gateway its classifier cannot run, so
+    # it asks first ("can't check actions": needs-input), then shows a "No"-first dialog
+    "ops-auto": [
+        ("prompt", "please install the tool", 0),
+        ("auto", "", 4),
+        ("dialog", "", 3),
+        ("approve", "", 0),
+        ("idle", "", 12),
+    ],
 }
+#: Extra CLI arguments per demo project.
+_REAL_ARGS: dict[str, list[str]] = {"ops-auto": ["--permission-mode", "auto"]}
 
 
 class RealFleet:
@@ -245,7 +258,7 @@ class RealFleet:
 
     kind = "real"
 
-    def __init__(self, claude_dir: Path, home: Path, work_dir: Path, *, sessions: int = 4) -> None:
+    def __init__(self, claude_dir: Path, home: Path, work_dir: Path, *, sessions: int = 5) -> None:
         self.claude_dir = Path(claude_dir)
         self.home = Path(home)
         self.work_dir = Path(work_dir)
@@ -288,7 +301,13 @@ class RealFleet:
                 # .claude.json from memory, dropping what was added after it started.
                 env.trust(cwd)
             for name, cwd in cwds.items():
-                pane = TmuxClaude(env, cli, cwd=cwd, socket_name=f"pmux-demo-{os.getpid()}-{name}")
+                pane = TmuxClaude(
+                    env,
+                    cli,
+                    _REAL_ARGS.get(name, ()),
+                    cwd=cwd,
+                    socket_name=f"pmux-demo-{os.getpid()}-{name}",
+                )
                 self.panes.append(pane)
                 pane.start(timeout=90)
                 # One tmux session name for all: the widget groups them as one workspace.
@@ -320,6 +339,8 @@ class RealFleet:
                         pane.command_line(argument)
                     elif action == "dialog":
                         pane.wait_dialog(60)
+                    elif action == "auto":
+                        pane.stay_in_auto_mode(60)
                     elif action == "approve":
                         pane.approve()
                     elif action == "deny":

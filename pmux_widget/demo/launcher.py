@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _make_fleet(args: argparse.Namespace, dirs: DemoDirs) -> Fleet:
     if args.real:
-        real = RealFleet(dirs.claude, dirs.pmux, dirs.projects, sessions=min(args.sessions, 4))
+        real = RealFleet(dirs.claude, dirs.pmux, dirs.projects, sessions=min(args.sessions, 5))
         _say("Starting real Claude Code sessions in tmux (installing the CLI if needed)…")
         try:
             real.start()

@@ -22,8 +22,9 @@ from pmux_widget.runtime.assemble import make_hub as Hub  # a Hub with its file 
 from ..helpers import wait_until
 from ..test_demo import STATES, DemoProcess, Observer, save_timings
 
-#: What four real sessions show within the run: every state, and what the scripts provoke
-#: (a tool, tokens, a sub-agent, a 429 that ends in an error, an Esc, real tmux panes).
+#: What five real sessions show within the run: every state, and what the scripts provoke
+#: (a tool, tokens, a background agent, a 429 that ends in an error, an Esc, real tmux panes,
+#: auto mode).
 REAL_REQUIRED = (
     *STATES,
     "current_tool",
@@ -34,6 +35,8 @@ REAL_REQUIRED = (
     "compacting",
     "interrupt",
     "tmux_pane",
+    "background_agent",
+    "auto_mode",
 )
 
 
@@ -64,7 +67,7 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
         demo.wait_for_output(r"Running; stops", 240)
         assert "not possible here" not in demo.output(), demo.output()
         sockets = _demo_tmux_servers(demo.proc.pid)
-        assert len(sockets) == 4, (sockets, demo.output())
+        assert len(sockets) == 5, (sockets, demo.output())
 
         missing = lambda: [name for name in REAL_REQUIRED if name not in seen.first]  # noqa: E731
         wait_until(lambda: not missing(), 75, what=lambda: f"never seen: {missing()}")
@@ -81,7 +84,7 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
 
         sessions = hub.call(lambda: list(hub.fleet.values()))
         projects = {s.project for s in sessions}
-        assert projects >= {"acme-api", "web-frontend", "data-pipeline", "infra"}, projects
+        assert projects >= {"acme-api", "web-frontend", "data-pipeline", "infra", "ops-auto"}
         assert all(s.tracking.pane for s in sessions if s.project in projects)
         # /exit in every pane: SessionEnd reached the hub, and no CLI runs any more.
         wait_until(
