@@ -38,6 +38,7 @@ MODULES = [
     ("actions", "benchmarks.bench_actions"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
+    ("dialog", "benchmarks.bench_dialog"),
 ]
 RESULTS = ROOT / "benchmarks" / "results.md"
 #: Smaller sizes for modules whose main() takes no ``quick`` argument (bench_transcript).
