@@ -257,7 +257,7 @@ def test_entry_for_moved_home_is_updated(tmp_path: Path, settings_file: Path) ->
 
 def test_missing_file_and_dir_created(tmp_path: Path, home: PmuxHome) -> None:
     path = tmp_path / "fresh" / "claude" / "settings.json"
-    result = hooks.install(path, home)
+    result = hooks.install(path, home, create_config_dir=True)
     assert result.changed and result.created and result.backup is None
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.read_text().endswith("}\n")
@@ -597,7 +597,7 @@ def test_doctor(tmp_path: Path, home: PmuxHome, health_server: int) -> None:
     assert not checks["hub"].ok and "pmux-widget serve" in checks["hub"].message
     assert checks["curl"].ok  # the hook script tests need curl anyway
 
-    hooks.install(claude / "settings.json", home)
+    hooks.install(claude / "settings.json", home, create_config_dir=True)
     hooks.write_spool_entry(home, b'{"session_id":"s"}\n', sent=1)
     (home.runtime_dir / "stale.json").write_text(json.dumps({"pid": _dead_pid(), "port": 9}))
     checks = {c.name: c for c in hooks.doctor(claude, home)}
