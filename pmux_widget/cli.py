@@ -44,7 +44,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"Wrote {path}\nStart Claude Code with: claude --settings {path}")
         return EXIT_OK
     try:
-        result = hooks.install(claude_dir / "settings.json", home)
+        result = hooks.install(claude_dir / "settings.json", home, create_config_dir=args.create)
     except hooks.SettingsError as exc:
         print(f"pmux-widget: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -313,6 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--settings-file",
         action="store_true",
         help="write hooks/hooks.json for `claude --settings <file>` instead",
+    )
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="create Claude's config dir when it is missing (it is not created otherwise: "
+        "a missing one usually means Claude Code is not installed, or CLAUDE_CONFIG_DIR "
+        "points elsewhere)",
     )
     p.set_defaults(func=cmd_install)
 

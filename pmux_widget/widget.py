@@ -48,6 +48,8 @@ __all__ = ["StatusWidget"]
 STATIC = Path(__file__).parent / "static"
 #: At most one patch per this many seconds (≤ 20 front-end updates per second).
 MIN_PATCH_INTERVAL = 0.05
+#: How often an open widget re-checks Claude's config dir and the hooks (its `env`).
+ENV_SECONDS = 2.0
 
 
 class StatusWidget(anywidget.AnyWidget):
@@ -86,6 +88,7 @@ class StatusWidget(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.on_msg(self._on_front_end_msg)
         self._unlisten = hub.call(lambda: self._listen(rows))
+        hub.loop.call_soon_threadsafe(hub.loop.call_later, ENV_SECONDS, self._follow_env)
 
     def _listen(self, shown: dict[str, Row]) -> Callable[[], None]:
         """Hub thread: listen for changes, and patch what changed since ``shown`` was read."""
@@ -213,6 +216,18 @@ class StatusWidget(anywidget.AnyWidget):
             "hub": {"port": self._hub.port, "pid": os.getpid(), "hub_id": self._hub.hub_id},
             "install_result": None,
         }
+
+    def _follow_env(self) -> None:
+        """Hub thread, every ENV_SECONDS while the widget is open: "Claude not installed" and
+        "hooks not installed" follow the world (Claude installed, hooks installed from a
+        terminal later), not the moment the widget was made; ``show()`` reuses it."""
+        if self.comm is None:
+            return  # closed
+        env = self._env()
+        env["install_result"] = self.env.get("install_result")
+        if _trait(env) != self.env:
+            self.env = _trait(env)
+        self._hub.loop.call_later(ENV_SECONDS, self._follow_env)
 
     def refresh_env(self) -> None:
         """Re-check Claude and the hooks (e.g. after installing them from a terminal)."""

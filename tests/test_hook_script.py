@@ -213,7 +213,7 @@ def setup(tmp_path: Path) -> Setup:
     """A home (with a space and a quote in its path), hooks installed into a temp settings.json."""
     home = PmuxHome(tmp_path / "pmux home's")
     settings_file = tmp_path / "claude" / "settings.json"
-    hooks.install(settings_file, home)
+    hooks.install(settings_file, home, create_config_dir=True)
     doc = json.loads(settings_file.read_text())
     commands = {
         hook["command"]

@@ -257,7 +257,7 @@ def test_entry_for_moved_home_is_updated(tmp_path: Path, settings_file: Path) ->
 
 def test_missing_file_and_dir_created(tmp_path: Path, home: PmuxHome) -> None:
     path = tmp_path / "fresh" / "claude" / "settings.json"
-    result = hooks.install(path, home)
+    result = hooks.install(path, home, create_config_dir=True)
     assert result.changed and result.created and result.backup is None
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.read_text().endswith("}\n")
@@ -369,6 +369,89 @@ def test_concurrent_edit_detected(
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert settings_file.read_bytes() == theirs
     assert dir_listing(settings_file.parent) == ["settings.json"]
+
+
+def test_item15_symlinked_settings_stay_a_symlink_through_install_and_uninstall(
+    tmp_path: Path, settings_file: Path, home: PmuxHome
+) -> None:
+    """A dotfiles repo: settings.json is a relative link to a link to the real file. Both
+    edits go through the links, which stay links; uninstall gives back the same bytes."""
+    real = tmp_path / "dotfiles" / "claude" / "settings.json"
+    real.parent.mkdir(parents=True)
+    original = (VALID[0]).read_bytes()
+    real.write_bytes(original)
+    middle = tmp_path / "dotfiles" / "current.json"
+    middle.symlink_to(Path("claude") / "settings.json")
+    settings_file.symlink_to(Path("..") / "dotfiles" / "current.json")
+    links = {settings_file: os.readlink(settings_file), middle: os.readlink(middle)}
+
+    installed = hooks.install(settings_file, home)
+    assert installed.changed
+    assert {p: os.readlink(p) for p in links} == links  # still the same links
+    assert_installed(load(settings_file), home)
+    assert installed.backup == real.with_name("settings.json" + hooks.BACKUP_SUFFIX)
+    assert dir_listing(settings_file.parent) == ["settings.json"]  # nothing beside the link
+    assert hooks.hooks_status(settings_file, home).installed
+
+    removed = hooks.uninstall(settings_file, home)
+    assert removed.changed
+    assert {p: os.readlink(p) for p in links} == links
+    assert real.read_bytes() == original
+
+
+def test_item15_concurrent_writer_never_loses_its_edit(
+    settings_file: Path, home: PmuxHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude writes settings.json (a new file moved into place) after our check that it was
+    unchanged and before our own move: its edit survives, and we say so."""
+    settings_file.write_text('{"model": "opus"}\n')
+    theirs = b'{"model": "sonnet"}\n'
+    real_fsync = os.fsync
+    fired = []
+
+    def meddling_fsync(fd: int) -> None:
+        real_fsync(fd)
+        # the backup is written after the check, just before the move: Claude writes now
+        if not fired and os.readlink(f"/proc/self/fd/{fd}").endswith(
+            hooks.BACKUP_SUFFIX + f".{os.getpid()}.tmp"
+        ):
+            fired.append(fd)
+            tmp = settings_file.with_name("claude-wrote.tmp")
+            tmp.write_bytes(theirs)
+            os.replace(tmp, settings_file)
+
+    monkeypatch.setattr(os, "fsync", meddling_fsync)
+    with pytest.raises(hooks.SettingsError, match="changed while we were editing"):
+        hooks.install(settings_file, home)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert fired
+    assert settings_file.read_bytes() == theirs
+    # run again: installed on top of their edit
+    hooks.install(settings_file, home)
+    assert load(settings_file)["model"] == "sonnet"
+    assert_installed(load(settings_file), home)
+
+
+def test_item15_created_meanwhile_is_not_overwritten(
+    settings_file: Path, home: PmuxHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No settings.json yet, and Claude creates one just before our move: theirs stays."""
+    theirs = b'{"model": "sonnet"}\n'
+    real_replace, real_link = os.replace, os.link
+
+    def claude_first(real: Any) -> Any:
+        def move(src: Any, dst: Any) -> None:
+            if Path(dst) == settings_file and not settings_file.exists():
+                settings_file.write_bytes(theirs)
+            real(src, dst)
+
+        return move
+
+    monkeypatch.setattr(os, "replace", claude_first(real_replace))
+    monkeypatch.setattr(os, "link", claude_first(real_link))
+    with pytest.raises(hooks.SettingsError, match="while we were editing"):
+        hooks.install(settings_file, home)
+    assert settings_file.read_bytes() == theirs
 
 
 # --------------------------------------------------------------------------- uninstall details
@@ -514,7 +597,7 @@ def test_doctor(tmp_path: Path, home: PmuxHome, health_server: int) -> None:
     assert not checks["hub"].ok and "pmux-widget serve" in checks["hub"].message
     assert checks["curl"].ok  # the hook script tests need curl anyway
 
-    hooks.install(claude / "settings.json", home)
+    hooks.install(claude / "settings.json", home, create_config_dir=True)
     hooks.write_spool_entry(home, b'{"session_id":"s"}\n', sent=1)
     (home.runtime_dir / "stale.json").write_text(json.dumps({"pid": _dead_pid(), "port": 9}))
     checks = {c.name: c for c in hooks.doctor(claude, home)}

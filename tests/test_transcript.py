@@ -101,11 +101,10 @@ def test_interrupted() -> None:
     assert facts.last_prompt == "Never mind. Bump the retry limit in ci/config.yml to 5."
     assert facts.current_tool is None  # Bash was answered (and the markers clear it anyway)
     assert facts.ending == "interrupt"
-    # markers: the standalone streaming one, the Bash tool_result containing the tool-use
-    # marker text, and the standalone tool-use marker — in file order
+    # markers: the standalone streaming one and the standalone tool-use marker, in file
+    # order; the Bash tool_result that quotes the marker text is not one (issue 11 item 4)
     assert result.interrupts == [
         ms("2026-07-02T09:10:02.250Z"),
-        ms("2026-07-02T09:10:31.000Z"),
         ms("2026-07-02T09:10:31.005Z"),
     ]
     assert facts.last_record_at == ms("2026-07-02T09:10:31.005Z")
@@ -338,7 +337,7 @@ def test_parse_timestamp() -> None:
                     "content": "Exit code 1\n[Request interrupted by user for tool use]",
                 }
             ],
-            True,
+            False,
         ),
         (
             [
@@ -350,7 +349,7 @@ def test_parse_timestamp() -> None:
                     ],
                 }
             ],
-            True,
+            False,
         ),
         (
             [
@@ -741,7 +740,7 @@ def test_replacement_rescans(tmp_path: Path) -> None:
     result = tailer.poll()
     assert tailer.stats.rescans == 1
     assert result.facts == scan_transcript(FIXTURES / "interrupted.jsonl")
-    assert len(result.interrupts) == 3  # the new file's markers are new
+    assert len(result.interrupts) == 2  # the new file's markers are new
 
 
 def test_deleted_and_recreated(tmp_path: Path) -> None:
@@ -944,3 +943,68 @@ def test_a_task_notification_wake_up_is_no_user_prompt(tmp_path):
     assert facts.last_prompt == "start a background agent please"
     assert facts.last_assistant == "All 20 notes read."
     assert facts.ending == "clean"
+
+
+def _record(kind: str, at: str, content: object, **extra: object) -> bytes:
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg_{at[-7:-1]}", model=MODEL, stop_reason=extra.pop("stop", None))
+    record = {
+        "type": kind,
+        "isSidechain": False,
+        "timestamp": at,
+        "cwd": CWD,
+        "message": message,
+        **extra,
+    }
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_item4_quoted_interrupt_marker_is_not_an_interrupt(tmp_path: Path) -> None:
+    """Issue 11 item 4: a tool's output that quotes the marker (a grep of a transcript, a
+    Read of a file) is no Esc; the real CLI's Esc recordings still give exactly one marker."""
+    marker = "[Request interrupted by user for tool use]"
+    path = tmp_path / "t.jsonl"
+    grep = {"type": "tool_use", "id": "toolu_g", "name": "Grep", "input": {"pattern": "interr"}}
+    write(
+        path,
+        _record("user", "2026-07-02T10:00:00.000Z", "Where do we detect Esc?")
+        + _record("assistant", "2026-07-02T10:00:01.000Z", [grep], stop="tool_use")
+        + _record(
+            "user",
+            "2026-07-02T10:00:02.000Z",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_g",
+                    "content": f'old.jsonl:11:{{"content":[{{"text":"{marker}"}}]}}',
+                }
+            ],
+        )
+        + _record(
+            "user",
+            "2026-07-02T10:00:03.000Z",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_r",
+                    "content": [{"type": "text", "text": f"1\tMARKER = {marker!r}\n2\t{marker}"}],
+                }
+            ],
+        ),
+    )
+    result = TranscriptTailer(path).poll()
+    assert result.interrupts == []
+    assert result.facts.ending != "interrupt"
+    # the standalone marker after them still counts
+    write(
+        path, _record("user", "2026-07-02T10:00:04.000Z", [{"type": "text", "text": marker}]), "ab"
+    )
+    assert TranscriptTailer(path).poll().interrupts == [ms("2026-07-02T10:00:04.000Z")]
+    # real 2.1.197 recordings: Esc on a dialog and Esc while a tool runs write the rejected
+    # tool_result and then the standalone marker, which is the one interrupt
+    real = Path(__file__).parent / "fixtures" / "real" / "2.1.197"
+    for name in ("esc_dialog", "esc_during_tool"):
+        (transcript,) = (real / name / "transcripts").glob("*.jsonl")
+        scanned = TranscriptTailer(transcript).poll()
+        assert len(scanned.interrupts) == 1, name

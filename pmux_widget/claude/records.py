@@ -96,9 +96,12 @@ def text_blocks(content: object) -> list[str]:
 def is_interrupt_marker(record: dict[str, Any]) -> bool:
     """A main-thread user record that marks an interrupt (Esc).
 
-    Either the standalone marker — content exactly one text block (or a plain string) equal to
-    ``[Request interrupted by user]`` / ``…for tool use]`` — or a ``tool_result`` whose content
-    (string or text blocks) contains ``[Request interrupted by user for tool use]``.
+    Only the standalone marker counts: content exactly one text block (or a plain string)
+    equal to ``[Request interrupted by user]`` / ``…for tool use]``, as the CLI itself
+    recognises it. A ``tool_result`` that merely *contains* the marker text is not one: a
+    grep of a transcript or a Read of a file quotes it, and when Esc really cancels a tool
+    (or a dialog) the CLI writes the standalone marker right after the tool_result anyway
+    (tests/fixtures/real/esc_during_tool, esc_dialog).
     """
     if record.get("type") != "user" or record.get("isSidechain") is True:
         return False
@@ -108,22 +111,14 @@ def is_interrupt_marker(record: dict[str, Any]) -> bool:
     content = message.get("content")
     if isinstance(content, str):
         return content in INTERRUPT_MARKERS
-    if not isinstance(content, list):
+    if not isinstance(content, list) or len(content) != 1:
         return False
-    if len(content) == 1:
-        block = content[0]
-        if (
-            isinstance(block, dict)
-            and block.get("type") == "text"
-            and block.get("text") in INTERRUPT_MARKERS
-        ):
-            return True
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            for text in text_blocks(block.get("content")):
-                if TOOL_INTERRUPT_MARKER in text:
-                    return True
-    return False
+    block = content[0]
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and block.get("text") in INTERRUPT_MARKERS
+    )
 
 
 def is_compaction(record: dict[str, Any]) -> bool:

@@ -94,6 +94,7 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
         )
     else:
         checks.append(DoctorCheck("token", False, f"{token} missing: run `pmux-widget install`"))
+    checks.append(_store_check(home))
     curl = shutil.which("curl")
     checks.append(
         DoctorCheck("curl", True, curl)
@@ -113,6 +114,37 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
         )
     )
     return checks
+
+
+def _store_check(home: PmuxHome) -> DoctorCheck:
+    """Whether a hub found ``state.db`` corrupt, unreadable or locked and moved it aside (the
+    store writes ``state.db.corrupt-<time>`` / ``state.db.locked-<time>``): said here until
+    the user removes the file, so a rebuild from scratch never goes unexplained."""
+    db = home.db_path
+    try:
+        aside = sorted(
+            (
+                p
+                for p in db.parent.glob(f"{db.name}.*-*")
+                if p.name[len(db.name) + 1 :].startswith(("corrupt-", "locked-"))
+                and not p.name.endswith(("-wal", "-shm", "-journal"))
+            ),
+            key=lambda p: p.name.split("-", 1)[1],  # by time, whichever the kind
+        )
+    except OSError:
+        aside = []
+    if not aside:
+        return DoctorCheck("store", True, str(db))
+    last = aside[-1]
+    kind = "corrupt or unreadable" if ".corrupt-" in last.name else "locked by a stuck process"
+    return DoctorCheck(
+        "store",
+        True,
+        f"{db.name} was {kind}: a hub moved it aside to {last} and rebuilt the sessions "
+        "from PID files, transcripts and the spool (their history before that is in the "
+        f"moved file; delete {last.name}* once you no longer need it)"
+        + (f"; {len(aside) - 1} older such file(s) too" if len(aside) > 1 else ""),
+    )
 
 
 def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:

@@ -145,13 +145,24 @@ def _merge_ours(doc: dict[str, Any], home: PmuxHome) -> tuple[list[str], list[st
     return added, updated + events, found_any or bool(removed)
 
 
-def install(claude_settings_file: Path, home: PmuxHome) -> InstallResult:
+def install(
+    claude_settings_file: Path, home: PmuxHome, *, create_config_dir: bool = False
+) -> InstallResult:
     """Install our hooks into a Claude ``settings.json`` (rules: ``docs/hooks.md``).
 
     Also writes the hook script and creates the token. Raises :class:`SettingsError` for a
-    malformed file (left byte-for-byte untouched) or when the file cannot be written.
+    malformed file (left byte-for-byte untouched), when the file cannot be written, or when
+    the directory that holds it (Claude's config dir) is missing and ``create_config_dir``
+    is not set: creating it would make Claude look installed when it is not.
     """
     path = Path(claude_settings_file)
+    if not create_config_dir and not path.parent.is_dir():
+        raise SettingsError(
+            path,
+            f"Claude's config dir {path.parent} does not exist: install Claude Code and run "
+            "it once (or set CLAUDE_CONFIG_DIR to the directory your Claude uses); to create "
+            "it anyway, pass --create",
+        )
     original, doc, layout = read_settings(path)
     home.ensure()
     home.token()

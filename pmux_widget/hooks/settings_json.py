@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.system.files import atomic_write
+from pmux_widget.system.files import atomic_write, exchange
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -284,7 +284,26 @@ def write_settings(path: Path, original: bytes | None, new: bytes) -> Path | Non
                 backup = target.with_name(target.name + BACKUP_SUFFIX)
                 atomic_write(backup, original, mode)
 
-        atomic_write(target, new, mode, before_replace=check_and_back_up)
+        def swap_in(tmp: Path, dest: Path) -> None:
+            # The check above leaves a window before the move: a writer (Claude itself) that
+            # lands in it would be overwritten. Swapping atomically hands us what the move
+            # replaced; if it is not what we edited, theirs goes straight back.
+            if original is None:
+                try:
+                    os.link(tmp, dest)  # only if nobody created it meanwhile
+                except FileExistsError:
+                    raise SettingsError(
+                        path, "created while we were editing it; run again"
+                    ) from None
+                return
+            if not exchange(tmp, dest):
+                os.replace(tmp, dest)
+                return
+            if tmp.read_bytes() != original:
+                exchange(tmp, dest)
+                raise SettingsError(path, "changed while we were editing it; run again")
+
+        atomic_write(target, new, mode, before_replace=check_and_back_up, replace=swap_in)
     except OSError as exc:
         raise SettingsError(path, f"cannot write: {exc.strerror or exc}") from None
     return backup

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,14 @@ def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict
         return scan_transcript(path).ending if Path(path).is_file() else None
 
     if home.db_path.exists():
-        store = Store(home.db_path, readonly=True)
         try:
-            restore(store.load_sessions(), apply)
-        finally:
-            store.close()
+            store = Store(home.db_path, readonly=True)
+            try:
+                restore(store.load_sessions(), apply)
+            finally:
+                store.close()
+        except sqlite3.Error:
+            pass  # corrupt or locked: the next hub sets it aside; the files still tell
     replay_spool(home, accept, consume=False)
     scans = scan_pids(claude)
     asyncio.run(recover_from_files(claude, scans, lambda: fleet, apply, read_ending))

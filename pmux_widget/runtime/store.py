@@ -21,7 +21,7 @@ from typing import Any
 from pmux_widget.core.model import Change, Session, State, Transition
 from pmux_widget.core.timeline import ended_at
 
-__all__ = ["DEFAULT_RETAIN_DAYS", "Store"]
+__all__ = ["DEFAULT_RETAIN_DAYS", "Store", "set_aside"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,9 @@ DEFAULT_RETAIN_DAYS = 30.0
 #: How often a writer prunes while open (it also prunes when it opens).
 PRUNE_SECONDS = 3600.0
 _DAY_MS = 86_400_000
+#: How long opening waits for the write lock before taking its holder for stuck (another hub's
+#: prune or migration holds it for well under a second).
+STUCK_LOCK_SECONDS = 10.0
 
 # The history, once and small. A change is keyed by (session, when, into what, why): two hubs
 # that record the same change write one row. (The key used to include from_state, which is the
@@ -91,21 +94,30 @@ class Store:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._checkpointer: threading.Thread | None = None  # writers only
+        #: Why this store began afresh (the old file was moved aside), else None.
+        self.recovered: str | None = None
         if readonly:
             uri = f"file:{self.path}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5)
         else:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # Checkpoints (the only fsyncs in WAL mode) stall the committing thread for
-            # milliseconds: they run on a thread of their own instead (see _checkpoints).
-            self._db.execute("PRAGMA wal_autocheckpoint=0")
-            self._db.executescript(_SCHEMA)
-            self._db.commit()
-            self._migrate_history()
-            self.path.chmod(0o600)
+            try:
+                self._db = self._open_writer()
+            except sqlite3.Error as exc:
+                # Corrupt, truncated, unreadable, or held by a stuck process: monitoring must
+                # not stop for it. The file goes aside (kept for the user to look at), the
+                # hub rebuilds from the world (PID files, transcripts, spool).
+                kind = "locked" if _is_busy(exc) else "corrupt"
+                aside = set_aside(self.path, kind)
+                why = "held locked by another process" if kind == "locked" else "unreadable"
+                self.recovered = (
+                    f"{self.path.name} was {why} ({exc}): moved aside to {aside.name}; "
+                    "sessions are rebuilt from PID files, transcripts and the spool"
+                )
+                log.warning("%s", self.recovered)
+                self._db = self._open_writer()
+                if kind == "locked":
+                    self._salvage(aside)
             self._checkpointer = threading.Thread(
                 target=self._checkpoints, name="pmux-store-checkpoint", daemon=True
             )
@@ -116,6 +128,45 @@ class Store:
         self._order = "seq" if "seq" in columns or not columns else "id"
         if not readonly:
             self.prune()
+
+    def _open_writer(self) -> sqlite3.Connection:
+        """Open (or create) the database for writing and prove it usable: schema, a quick
+        check of every page (a truncated or scribbled-on file fails here, not at a hook),
+        and the write lock taken once (a process stuck holding it fails here too)."""
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=STUCK_LOCK_SECONDS)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            # Checkpoints (the only fsyncs in WAL mode) stall the committing thread for
+            # milliseconds: they run on a thread of their own instead (see _checkpoints).
+            db.execute("PRAGMA wal_autocheckpoint=0")
+            db.executescript(_SCHEMA)
+            db.commit()
+            self._db = db
+            self._migrate_history()
+            row = db.execute("PRAGMA quick_check(1)").fetchone()
+            if row is None or row[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {row[0] if row else 'no answer'}")
+            db.execute("BEGIN IMMEDIATE")
+            db.rollback()
+            self.path.chmod(0o600)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _salvage(self, aside: Path) -> None:
+        """Copy what a locked (not corrupt) database last committed into the new one: its
+        holder blocks writers only, and in WAL mode a reader still sees the last commit."""
+        try:
+            old = sqlite3.connect(f"file:{aside}?mode=ro", uri=True, timeout=1)
+            try:
+                with self._lock:
+                    old.backup(self._db)
+            finally:
+                old.close()
+        except sqlite3.Error as exc:
+            log.warning("could not copy the sessions of %s: %s", aside.name, exc)
 
     def close(self) -> None:
         self._closing.set()
@@ -383,3 +434,26 @@ def _transition_row(t: Transition) -> tuple[str, int, str | None, str, str]:
         t.to_state.value,
         t.source,
     )
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    # SQLITE_BUSY (5) or SQLITE_LOCKED (6); the codes ride on the exception from Python 3.11
+    return getattr(exc, "sqlite_errorcode", None) in (5, 6) or "locked" in str(exc)
+
+
+def set_aside(path: Path, kind: str) -> Path:
+    """Move ``path`` and its WAL and shared-memory files to ``<name>.<kind>-<UTC time>``.
+
+    A process still holding them keeps its own inodes; the next open creates a new database.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.{kind}-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        source = path.with_name(path.name + suffix)
+        if source.exists() or source.is_symlink():
+            source.rename(aside.with_name(aside.name + suffix))
+    return aside

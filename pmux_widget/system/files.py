@@ -4,11 +4,40 @@ backups, a hub's runtime file and the token, so a reader never sees half a file.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "exchange"]
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_libc: ctypes.CDLL | None = None
+
+
+def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``). False where the
+    kernel, libc or file system cannot (nothing was changed then); raises other OSErrors."""
+    global _libc
+    if not sys.platform.startswith("linux"):
+        return False
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    renameat2 = getattr(_libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
 
 
 def atomic_write(
@@ -18,6 +47,7 @@ def atomic_write(
     *,
     exclusive: bool = False,
     before_replace: Callable[[], None] | None = None,
+    replace: Callable[[Path, Path], None] = os.replace,
 ) -> bool:
     """Write ``data`` to ``path`` through a temp file in the same directory (fsync'd, given
     ``mode`` whatever the umask), then move it into place.
@@ -26,6 +56,8 @@ def atomic_write(
     writer's file wins and ``False`` is returned); otherwise ``os.replace`` it. Returns True
     when ``path`` now holds ``data``. ``before_replace`` runs once the temp file is complete,
     just before the move; raising there leaves ``path`` untouched (optimistic checks).
+    ``replace(tmp, path)`` makes the move (the temp file is removed afterwards, whatever it
+    then holds).
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -39,7 +71,7 @@ def atomic_write(
         if before_replace is not None:
             before_replace()
         if not exclusive:
-            os.replace(tmp, target)
+            replace(tmp, target)
             return True
         try:
             os.link(tmp, target)
