@@ -7,10 +7,12 @@ import type { Link, Model } from "../link";
 import type { StoreEvent } from "../store";
 import { titleManager } from "../title";
 import type { Env, FrontendMessage, InstallResult } from "../types";
+import { SidebarTab } from "../sidebar-tab";
+import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
 import { SessionList } from "./list";
 import { NotifyToggle } from "./notify-toggle";
-import type { RowActions } from "./row";
+import type { Pending, RowActions } from "./row";
 import { Screens } from "./screens";
 import { Sheet } from "./sheet";
 
@@ -28,8 +30,11 @@ export class WidgetView {
   readonly sheet: Sheet;
   readonly screens: Screens;
   private readonly toggle: NotifyToggle;
+  readonly grouping: GroupingSwitch;
+  private readonly tab: SidebarTab;
   private readonly now: () => number;
-  private readonly pendingDismiss = new Set<string>();
+  /** clicks sent and not answered yet, per session (Jupyter delivers them when idle) */
+  private readonly pendingDismiss = new Map<string, Pending>();
   private installing = false;
   /** env.install_result when Install was clicked: a different object later is the answer */
   private installResultAtClick: InstallResult | null = null;
@@ -46,14 +51,18 @@ export class WidgetView {
     const actions: RowActions = {
       dismiss: (id) => this.dismiss(id),
       isDismissPending: (id) => this.pendingDismiss.has(id),
+      pending: (id) => this.pendingDismiss.get(id) ?? null,
     };
 
     this.root = el("div", "pmux-root");
     this.toggle = new NotifyToggle(model);
-    this.sheet = new Sheet(actions, () => this.closeSheet(true), this.toggle.el);
-    this.header = new Header(this.sheet.id, () => this.toggleSheet());
+    this.sheet = new Sheet(actions, () => this.closeSheet(true));
+    const grouping = storedGrouping();
+    this.grouping = new GroupingSwitch(grouping, (g) => this.list.setGrouping(g, this.now()));
+    this.header = new Header(this.sheet.id, () => this.toggleSheet(), [this.grouping.el, this.toggle.el]);
     this.screens = new Screens(() => this.install());
-    this.list = new SessionList(actions);
+    this.list = new SessionList(actions, grouping);
+    this.tab = new SidebarTab(this.root);
     this.root.append(
       this.screens.note,
       this.header.el,
@@ -106,6 +115,7 @@ export class WidgetView {
     const timer = setInterval(() => this.tick(), options.tickMs ?? 1000);
     this.cleanups.push(() => clearInterval(timer));
     this.cleanups.push(() => titleManager().remove(this));
+    this.cleanups.push(() => this.tab.dispose());
   }
 
   destroy(): void {
@@ -160,8 +170,16 @@ export class WidgetView {
   }
 
   private dismiss(sessionId: string): void {
-    this.pendingDismiss.add(sessionId);
+    this.pendingDismiss.set(sessionId, { label: "dismissing…", since: Date.now() });
     this.send({ type: "dismiss", session_id: sessionId });
+    this.redraw(sessionId);
+  }
+
+  /** Show a session's pending click (or its end) at once, in the list and the sheet. */
+  private redraw(sessionId: string): void {
+    const now = this.now();
+    this.list.rowView(sessionId)?.refresh(now);
+    this.sheet.sync(this.link.store.rows.values(), now);
   }
 
   private install(): void {
@@ -203,6 +221,7 @@ export class WidgetView {
   private refreshTitle(): void {
     const on = this.model.get("title_prefix") !== false;
     titleManager().set(this, on ? this.link.store.counts.attention : 0);
+    this.tab.set(this.link.store.counts.attention);
   }
 
   private listen(event: `change:${string}`, callback: () => void): void {
