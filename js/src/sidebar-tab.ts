@@ -45,11 +45,14 @@ export class SidebarTab {
     if (this.label?.isConnected) return this.label;
     this.observer?.disconnect();
     this.label = null;
-    const doc = this.root.ownerDocument;
+    const tabs = new Map<string, Element>();
+    for (const tab of this.root.ownerDocument.querySelectorAll(".lm-TabBar-tab[data-id]")) {
+      tabs.set(tab.getAttribute("data-id")!, tab);
+    }
+    if (tabs.size === 0) return null;
     let tab: Element | null = null;
     for (let node = this.root.parentElement; node && !tab; node = node.parentElement) {
-      if (node.id) tab = doc.querySelector(`.lm-TabBar-tab[data-id="${CSS.escape(node.id)}"]`);
-      if (node.classList.contains("jp-LabShell")) break;
+      if (node.id) tab = tabs.get(node.id) ?? null;
     }
     if (!tab) return null;
     const label = tab.querySelector<HTMLElement>(".lm-TabBar-tabLabel");
