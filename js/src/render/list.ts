@@ -150,7 +150,11 @@ export class SessionList {
       if (id) this.rowView(id)?.wantTitles();
     };
     this.el.addEventListener("pointerover", wantTitles);
-    this.el.addEventListener("focusin", wantTitles);
+    this.el.addEventListener("focusin", (event) => {
+      wantTitles(event);
+      const id = (event.target as Element | null)?.closest?.(".pmux-row")?.getAttribute("data-session-id");
+      if (id) this.live.get(id)?.view.wantActions();
+    });
     this.groupsEl.addEventListener("pointerenter", () => this.hold("pointer", true));
     this.groupsEl.addEventListener("pointerleave", () => this.hold("pointer", false));
     this.groupsEl.addEventListener("focusin", () => this.hold("focus", true));
@@ -354,6 +358,7 @@ export class SessionList {
     if (!placed) return;
     this.live.delete(id);
     this.detach(placed);
+    placed.view.dispose();
     placed.view.el.remove();
   }
 

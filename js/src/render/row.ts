@@ -33,19 +33,22 @@ import {
 } from "../format";
 import { LABEL, rank } from "../states";
 import type { Row } from "../types";
+import { ActionsBar, type ActionHandlers } from "./actions";
 import { canDismiss, DismissButton, type DismissActions } from "./dismiss";
 
-/** A click the kernel has not answered yet (Jupyter delivers widget messages only when the
- * running cell ends). */
+/** A click not answered yet (Jupyter delivers widget messages only when the running cell
+ * ends), or answered and waiting for the state to move. */
 export interface Pending {
-  /** the row's status meanwhile ("dismissing…") */
+  /** the row's status meanwhile ("dismissing…", "sent") */
   label: string;
   /** when it was sent (the browser's clock) */
   since: number;
+  /** the kernel answered (the click was delivered) */
+  answered: boolean;
 }
 
 /** What a row (and the sheet) can ask of the view. */
-export interface RowActions extends DismissActions {
+export interface RowActions extends DismissActions, ActionHandlers {
   pending(sessionId: string): Pending | null;
 }
 
@@ -136,6 +139,9 @@ export class RowView {
   private ctxBadge: HTMLSpanElement | null = null;
   private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
+  private bar: ActionsBar | null = null;
+  /** the row had the focus once: its actions bar is kept (shown while it has the focus) */
+  private wantsBar = false;
   private rowClass = "";
   private linesClass = "";
   private label = "";
@@ -185,6 +191,18 @@ export class RowView {
     if (pending) this.showPending(pending);
   }
 
+  /** The row got the focus: build its actions bar (needs-input rows have it from the start). */
+  wantActions(): void {
+    if (this.wantsBar) return;
+    this.wantsBar = true;
+    this.refresh(Date.now());
+  }
+
+  /** The row leaves the list for good: stop its peek. */
+  dispose(): void {
+    this.bar?.close();
+  }
+
   /** The pointer or focus reached the row: from now on its tooltips are kept. */
   wantTitles(): void {
     if (this.titled) return;
@@ -213,7 +231,7 @@ export class RowView {
   }
 
   private showPending(pending: Pending | null): void {
-    const waiting = pending !== null && Date.now() - pending.since >= KERNEL_BUSY_AFTER_MS;
+    const waiting = pending !== null && !pending.answered && Date.now() - pending.since >= KERNEL_BUSY_AFTER_MS;
     if (waiting && !this.pendingEl) {
       this.pendingEl = el("span", "pmux-pending", `${KERNEL_BUSY_NOTE}\n`);
       this.pendingEl.setAttribute("role", "status");
@@ -293,6 +311,17 @@ export class RowView {
       setClass(this.lines, linesClass);
     }
     setAttr(this.el, "aria-label", rowLabel(row, lines));
+
+    if (!this.bar && !row.ended && (this.wantsBar || state === "needs-input")) {
+      this.bar = new ActionsBar(row, this.actions);
+      this.el.appendChild(this.bar.el);
+    }
+    if (this.bar) {
+      this.bar.update(row);
+      const open = state === "needs-input" || this.bar.peeking;
+      setClass(this.bar.el, open ? "pmux-actions pmux-actions--open" : "pmux-actions");
+      setHidden(this.bar.el, row.ended);
+    }
 
     if (this.titled) this.fillTitles();
   }
