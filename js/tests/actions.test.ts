@@ -99,7 +99,7 @@ describe("other rows", () => {
     busy.focus();
     expect(visible(button(busy, "interrupt"))).toBe(true);
     button(busy, "interrupt").click();
-    expect(fake.sent.at(-1)).toEqual({ type: "action", session_id: "b", action: "interrupt", text: null, token: "busy:1:" });
+    expect(fake.sent[fake.sent.length - 1]).toEqual({ type: "action", session_id: "b", action: "interrupt", text: null, token: "busy:1:" });
 
     const review = rowEl(root, "r");
     review.focus();
@@ -109,7 +109,7 @@ describe("other rows", () => {
     expect(fake.sent).toHaveLength(1);
     input.value = "now add a changelog entry";
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-    expect(fake.sent.at(-1)).toEqual({
+    expect(fake.sent[fake.sent.length - 1]).toEqual({
       type: "action",
       session_id: "r",
       action: "send",
