@@ -369,7 +369,9 @@ describe("a list that holds still", () => {
     expect(moved).toEqual([]); // no row left its place: new ones were only appended
     expect(rowIds(root)).toEqual(["s0", "s1", "s2", "s3", "s4", "s5", "n9"]);
     expect(status(rowEl(root, "s5"))).toMatch(/^needs input/); // but each row is up to date
+    expect(q(root, ".pmux-list").hasAttribute("data-order-waits")).toBe(true); // the header says so
     groups.dispatchEvent(new Event("pointerleave"));
+    expect(q(root, ".pmux-list").hasAttribute("data-order-waits")).toBe(false);
     expect(rowIds(root)).toEqual(["s5", "n9", "s4", "s0", "s1", "s2", "s3"]);
     expect(q(root, ".pmux-group").dataset.group).toBe("Needs you");
   });

@@ -86,6 +86,18 @@ describe("the sheet", () => {
     expect(document.activeElement).toBe(q(sheet, '[data-session-id="old-review"] .pmux-dismiss'));
   });
 
+  it("answers a needs-input item in place: Approve and Deny name the dialog shown", async () => {
+    const rows = fleet().map((r) => (r.session_id === "asks" ? { ...r, dialog_token: "t-1" } : r));
+    const { fake, bell, sheet } = await setup(rows);
+    bell.click();
+    const asks = q(sheet, '[data-session-id="asks"]');
+    expect(visible(q(asks, ".pmux-act--peek"))).toBe(false);
+    q<HTMLButtonElement>(asks, ".pmux-act--deny").click();
+    expect(fake.sent).toEqual([{ type: "action", session_id: "asks", action: "deny", text: null, token: "t-1" }]);
+    expect(q(asks, ".pmux-state").textContent).toBe("denying…");
+    expect(sheet.querySelector('[data-session-id="failed"] .pmux-actions')).toBeNull();
+  });
+
   it("marks all finished sessions seen at once", async () => {
     const { fake, bell, sheet } = await setup();
     const markAll = q<HTMLButtonElement>(sheet, ".pmux-mark-all");

@@ -66,6 +66,7 @@ export class ActionsBar {
   constructor(
     row: Row,
     private readonly handlers: ActionHandlers,
+    private readonly withPeek = true,
   ) {
     this.row = row;
     this.el = el("div", "pmux-actions");
@@ -138,7 +139,7 @@ export class ActionsBar {
     setHidden(this.note, note === "");
     setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");
     setData(this.peekButton.firstChild as Text, this.peekOpen ? "Hide" : "Peek");
-    setHidden(this.peekButton, row.ended);
+    setHidden(this.peekButton, row.ended || !this.withPeek);
     const seen = this.peekOpen ? this.handlers.peekLines(row.session_id) : null;
     setHidden(this.peekEl, !this.peekOpen);
     if (this.peekOpen) {

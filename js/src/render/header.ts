@@ -46,6 +46,8 @@ export class Header {
     if (tools.length) {
       const row = this.el.appendChild(el("div", "pmux-tools"));
       for (const tool of tools) row.appendChild(tool);
+      // Shown (CSS) while the list holds a new order back for the pointer or focus in it.
+      row.appendChild(el("span", "pmux-order-waits", "order updates when you leave the list"));
     }
   }
 

@@ -173,6 +173,13 @@ export class SessionList {
     return this.pointerIn || this.focusIn;
   }
 
+  /** An order change waits: the header says so (CSS, from data-order-waits). */
+  private defer(): void {
+    if (this.deferred) return;
+    this.deferred = true;
+    setAttr(this.el, "data-order-waits", "true");
+  }
+
   /** The pointer or focus entered or left the list; on leaving, the held order is applied. */
   hold(what: "pointer" | "focus", inside: boolean): void {
     if (what === "pointer") this.pointerIn = inside;
@@ -195,6 +202,7 @@ export class SessionList {
     this.groupOrder.length = 0;
     this.live.clear();
     this.deferred = false;
+    setAttr(this.el, "data-order-waits", null);
     this.build(views.map((v) => v.row), now, new Map(views.map((v) => [v.row.session_id, v])));
   }
 
@@ -262,6 +270,7 @@ export class SessionList {
    * every group and row to its place (moving only what is out of place). */
   private relayout(): void {
     this.deferred = false;
+    setAttr(this.el, "data-order-waits", null);
     for (const placed of [...this.live.values()]) {
       if (placed.group.name !== groupOf(placed.view.row, this.grouping)) this.moveToGroup(placed);
     }
@@ -287,7 +296,7 @@ export class SessionList {
 
   private placeGroup(group: GroupView): void {
     if (this.held) {
-      this.deferred = true;
+      this.defer();
       if (group.el.parentNode) return; // stays where it is until the pointer leaves
       // A new group while held goes last: nothing above the pointer moves.
       this.groupOrder.splice(this.groupOrder.indexOf(group), 1);
@@ -303,7 +312,7 @@ export class SessionList {
     const placed = this.live.get(row.session_id);
     const key = groupOf(row, this.grouping);
     if (placed && (placed.group.name === key || this.held)) {
-      if (placed.group.name !== key) this.deferred = true;
+      if (placed.group.name !== key) this.defer();
       const oldState = placed.view.row.state;
       const moved = placed.view.update(row, now);
       if (oldState !== row.state) {
@@ -340,7 +349,7 @@ export class SessionList {
 
   private placeRow(group: GroupView, view: RowView, isNew = false): void {
     if (this.held) {
-      this.deferred = true;
+      this.defer();
       if (!isNew && view.el.parentNode === group.list) return;
       // New while held: appended, below everything the pointer may be on.
       const at = group.rows.indexOf(view);

@@ -8,6 +8,7 @@ import { errorText, formatAge, waitingText } from "../format";
 import { byCode } from "../order";
 import { LABEL, isAttention, rank } from "../states";
 import type { Row } from "../types";
+import { ActionsBar } from "./actions";
 import { DismissButton } from "./dismiss";
 import type { RowActions } from "./row";
 
@@ -23,6 +24,7 @@ class SheetItem {
   private readonly detail: HTMLDivElement;
   private readonly detailText: Text;
   private readonly dismiss: DismissButton;
+  private bar: ActionsBar | null = null;
 
   constructor(row: Row, now: number, actions: RowActions) {
     this.row = row;
@@ -55,6 +57,14 @@ class SheetItem {
     setData(this.detailText, detail);
     setAttr(this.detail, "title", detail);
     setClass(this.detail, `pmux-line pmux-sheet-detail${review && error !== null ? " pmux-error" : ""}`);
+    if (row.state === "needs-input" && !this.bar) {
+      this.bar = new ActionsBar(row, actions, false);
+      this.el.appendChild(this.bar.el);
+    }
+    if (this.bar) {
+      this.bar.update(row);
+      setHidden(this.bar.el, row.state !== "needs-input");
+    }
   }
 
   tick(now: number): void {
