@@ -7,6 +7,8 @@
 // count when Lumino wrote the plain title back. Outside a side bar nothing happens.
 
 const COUNTED = /^\d+ · /;
+/** JupyterLab's side areas (where sidecars dock). */
+const SIDE_AREAS = "#jp-right-stack, #jp-left-stack, .jp-SidePanel";
 
 export class SidebarTab {
   private label: HTMLElement | null = null;
@@ -17,7 +19,11 @@ export class SidebarTab {
   constructor(private readonly root: HTMLElement) {}
 
   set(count: number): void {
+    if (count === this.count && (this.label?.isConnected ?? false)) return;
     this.count = count;
+    // Only a widget docked in a side area has a tab: elsewhere, no document-wide search on
+    // every change (it costs a full tree walk after each DOM move).
+    if (!this.label && !this.root.closest(SIDE_AREAS)) return;
     const label = this.find();
     if (label) this.apply(label);
   }

@@ -161,9 +161,11 @@ describe("the sidebar tab", () => {
     bar.className = "lm-TabBar-content";
     bar.innerHTML =
       '<li class="lm-TabBar-tab" data-id="sidecar-1"><div class="lm-TabBar-tabLabel">Claude sessions</div></li>';
-    const panel = document.body.appendChild(document.createElement("div"));
+    const right = document.body.appendChild(document.createElement("div"));
+    right.id = "jp-right-stack";
+    const panel = right.appendChild(document.createElement("div"));
     panel.id = "sidecar-1";
-    cleanups.push(() => (bar.remove(), panel.remove()));
+    cleanups.push(() => (bar.remove(), right.remove()));
     const label = q(bar, ".lm-TabBar-tabLabel");
 
     const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1) });

@@ -148,6 +148,8 @@ export class WidgetView {
 
   tick(): void {
     const now = this.now();
+    // (the widget may have been docked after its first draw: its tab is looked for again)
+    this.tab.set(this.link.store.counts.attention);
     this.list.tick(now);
     this.sheet.tick(now);
   }
