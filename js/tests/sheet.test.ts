@@ -91,7 +91,7 @@ describe("the sheet", () => {
     const { fake, bell, sheet } = await setup(rows);
     bell.click();
     const asks = q(sheet, '[data-session-id="asks"]');
-    expect(visible(q(asks, ".pmux-act--peek"))).toBe(false);
+    expect(visible(asks.querySelector(".pmux-act--peek"))).toBe(false);
     q<HTMLButtonElement>(asks, ".pmux-act--deny").click();
     expect(fake.sent).toEqual([{ type: "action", session_id: "asks", action: "deny", text: null, token: "t-1" }]);
     expect(q(asks, ".pmux-state").textContent).toBe("denying…");

@@ -54,52 +54,34 @@ export function actionsFor(row: Row): ActionName[] {
 
 export class ActionsBar {
   readonly el: HTMLDivElement;
+  // Every part is created when first needed (a needs-input row costs its two buttons and
+  // Peek: with hundreds of rows, elements are what rendering pays for).
   private readonly buttons = new Map<ActionName, HTMLButtonElement>();
-  private readonly input: HTMLInputElement;
-  private readonly peekButton: HTMLButtonElement;
-  private readonly note: HTMLSpanElement;
-  private readonly noteText: Text;
-  private readonly peekEl: HTMLPreElement;
+  private input: HTMLInputElement | null = null;
+  private readonly peekButton: HTMLButtonElement | null = null;
+  private note: Text | null = null;
+  private peekEl: HTMLPreElement | null = null;
   private peekOpen = false;
   private row: Row;
 
   constructor(
     row: Row,
     private readonly handlers: ActionHandlers,
-    private readonly withPeek = true,
+    withPeek = true,
   ) {
     this.row = row;
     this.el = el("div", "pmux-actions");
-    this.input = el("input", "pmux-prompt");
-    this.input.type = "text";
-    this.input.placeholder = "Prompt…";
-    this.input.setAttribute("aria-label", `Prompt for ${row.name}`);
-    this.input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") {
-        event.preventDefault();
-        this.click("send");
-      }
-    });
-    this.el.appendChild(this.input);
-    for (const action of ["approve", "deny", "interrupt", "send"] as const) {
-      const button = this.el.appendChild(el("button", `pmux-act pmux-act--${action}`, VERB[action]));
-      button.type = "button";
-      button.addEventListener("click", () => this.click(action));
-      this.buttons.set(action, button);
+    if (withPeek) {
+      const peek = (this.peekButton = el("button", "pmux-act pmux-act--peek", "Peek"));
+      peek.type = "button";
+      peek.setAttribute("aria-expanded", "false");
+      peek.addEventListener("click", () => {
+        this.peekOpen = !this.peekOpen;
+        handlers.peek(this.row.session_id, this.peekOpen);
+        this.update(this.row);
+      });
+      this.el.appendChild(peek);
     }
-    this.peekButton = this.el.appendChild(el("button", "pmux-act pmux-act--peek", "Peek"));
-    this.peekButton.type = "button";
-    this.peekButton.setAttribute("aria-expanded", "false");
-    this.peekButton.addEventListener("click", () => {
-      this.peekOpen = !this.peekOpen;
-      handlers.peek(this.row.session_id, this.peekOpen);
-      this.update(this.row);
-    });
-    this.note = this.el.appendChild(el("span", "pmux-act-note"));
-    this.note.setAttribute("role", "status");
-    this.noteText = text(this.note);
-    this.peekEl = this.el.appendChild(el("pre", "pmux-peek"));
-    this.peekEl.hidden = true;
     this.update(row);
   }
 
@@ -107,17 +89,53 @@ export class ActionsBar {
     return this.peekOpen;
   }
 
+  private button(action: ActionName): HTMLButtonElement {
+    let button = this.buttons.get(action);
+    if (!button) {
+      button = el("button", `pmux-act pmux-act--${action}`, VERB[action]);
+      button.type = "button";
+      button.addEventListener("click", () => this.click(action));
+      this.buttons.set(action, button);
+      // in a fixed order, before Peek: Approve, Deny, Stop, Send
+      const order: ActionName[] = ["approve", "deny", "interrupt", "send"];
+      const next = order.slice(order.indexOf(action) + 1).map((a) => this.buttons.get(a));
+      this.el.insertBefore(button, next.find(Boolean) ?? this.peekButton ?? this.noteEl());
+    }
+    return button;
+  }
+
+  private promptInput(): HTMLInputElement {
+    if (!this.input) {
+      const input = (this.input = el("input", "pmux-prompt"));
+      input.type = "text";
+      input.placeholder = "Prompt…";
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          this.click("send");
+        }
+      });
+      this.el.insertBefore(input, this.el.firstChild);
+    }
+    return this.input;
+  }
+
+  private noteEl(): HTMLSpanElement | null {
+    return (this.note?.parentNode as HTMLSpanElement | null) ?? null;
+  }
+
   private click(action: ActionName): void {
-    const button = this.buttons.get(action)!;
-    if (button.getAttribute("aria-disabled") === "true") return;
+    const button = this.buttons.get(action);
+    if (!button || button.getAttribute("aria-disabled") === "true") return;
     if (action === "send") {
-      const value = this.input.value.trim();
+      const input = this.promptInput();
+      const value = input.value.trim();
       if (!value) {
-        this.input.focus();
+        input.focus();
         return;
       }
       this.handlers.act(this.row.session_id, action, value);
-      this.input.value = "";
+      input.value = "";
     } else {
       this.handlers.act(this.row.session_id, action);
     }
@@ -128,23 +146,37 @@ export class ActionsBar {
     const offered = new Set(actionsFor(row));
     const state = this.handlers.actionState(row.session_id);
     const busy = state !== null && !state.refused && state.action !== "dismiss";
+    for (const action of offered) this.button(action);
     for (const [action, button] of this.buttons) {
       setHidden(button, !offered.has(action));
       setAttr(button, "aria-disabled", busy ? "true" : null);
       setAttr(button, "aria-label", `${VERB[action]}: ${row.name}`);
     }
-    setHidden(this.input, !offered.has("send"));
+    if (offered.has("send")) setAttr(this.promptInput(), "aria-label", `Prompt for ${row.name}`);
+    if (this.input) setHidden(this.input, !offered.has("send"));
     const note = state?.refused ? `refused: ${state.refused}` : state && !state.answered ? "" : (state?.label ?? "");
-    setData(this.noteText, note);
-    setHidden(this.note, note === "");
-    setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");
-    setData(this.peekButton.firstChild as Text, this.peekOpen ? "Hide" : "Peek");
-    setHidden(this.peekButton, row.ended || !this.withPeek);
-    const seen = this.peekOpen ? this.handlers.peekLines(row.session_id) : null;
-    setHidden(this.peekEl, !this.peekOpen);
-    if (this.peekOpen) {
-      const body = seen === null ? "reading the pane…" : seen.message || seen.lines.join("\n") || "(empty)";
-      if (this.peekEl.textContent !== body) this.peekEl.textContent = body;
+    if (note && !this.note) {
+      const span = this.el.insertBefore(el("span", "pmux-act-note"), this.peekEl);
+      span.setAttribute("role", "status");
+      this.note = text(span);
+    }
+    if (this.note) {
+      setData(this.note, note);
+      setHidden(this.noteEl()!, note === "");
+    }
+    if (this.peekButton) {
+      setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");
+      setData(this.peekButton.firstChild as Text, this.peekOpen ? "Hide" : "Peek");
+      setHidden(this.peekButton, row.ended);
+    }
+    if (this.peekOpen && !this.peekEl) this.peekEl = this.el.appendChild(el("pre", "pmux-peek"));
+    if (this.peekEl) {
+      setHidden(this.peekEl, !this.peekOpen);
+      if (this.peekOpen) {
+        const seen = this.handlers.peekLines(row.session_id);
+        const body = seen === null ? "reading the pane…" : seen.message || seen.lines.join("\n") || "(empty)";
+        if (this.peekEl.textContent !== body) this.peekEl.textContent = body;
+      }
     }
   }
 
