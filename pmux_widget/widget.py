@@ -15,6 +15,7 @@ answer with ``action_result`` / ``peek_result``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import threading
@@ -59,7 +60,13 @@ PEEK_LINES = 20
 
 def row(session: Session) -> Row:
     """The contract's row, with the dialog token a click on it sends back."""
-    return contract_row(session, actions.dialog_token(session))
+    return contract_row(session, short_token(actions.dialog_token(session)))
+
+
+def short_token(token: str) -> str:
+    """A dialog token as the browser holds it: a short hash (the full token repeats the tool
+    summary, and every byte of a row travels with each change, P9)."""
+    return hashlib.sha1(token.encode()).hexdigest()[:12]
 
 
 class StatusWidget(anywidget.AnyWidget):
@@ -196,14 +203,23 @@ class StatusWidget(anywidget.AnyWidget):
     def _act(self, content: dict[str, Any]) -> None:
         """Worker thread: approve / deny / interrupt / send, and answer with the outcome."""
         session_id, action = content["session_id"], str(content.get("action", ""))
-        text, token = content.get("text"), content.get("token")
+        text, sent = content.get("text"), content.get("token")
+        # The browser names the state it saw by its short token; act() compares full tokens,
+        # so a match passes the current full token on (act() checks it again, atomically with
+        # the rest) and anything else passes as it is, which act() refuses.
+        token: str | None = sent if isinstance(sent, str) else None
+        session = self._hub.fleet.get(session_id)
+        if token is not None and session is not None:
+            current = actions.dialog_token(session)
+            if short_token(current) == token:
+                token = current
         try:
             result = actions.act(
                 self._hub,
                 session_id,
                 action,
                 text=text if isinstance(text, str) else None,
-                token=token if isinstance(token, str) else None,
+                token=token,
             )
             answer = ActionResultMessage(
                 type="action_result",

@@ -179,14 +179,16 @@ def test_an_action_for_an_unknown_session_is_refused_with_the_reason(hub):
 
 def test_rows_carry_the_dialog_token_a_click_sends_back(hub):
     from pmux_widget.runtime.actions import dialog_token
+    from pmux_widget.widget import short_token
 
     fill(hub, 1)
     change_one(hub, "s-0000")
     widget = StatusWidget(hub)
     sent = widget.snapshot["sessions"]["s-0000"]
-    assert sent["dialog_token"] == dialog_token(hub.fleet["s-0000"]) != ""
+    assert sent["dialog_token"] == short_token(dialog_token(hub.fleet["s-0000"]))
+    assert len(sent["dialog_token"]) == 12
     assert sent["asks"] == "asks to run: pytest -q tests/test_widget.py"
-    assert sent["answer"] is None and sent["why"] == "asked for permission"
+    assert sent["answer"] is None
 
 
 def test_text_fallback_is_the_status_table(hub):

@@ -91,8 +91,6 @@ export interface Row {
   activity: string | null;
   asks: string | null;
   answer: string | null;
-  why: string;
-  context_window: number;
   dialog_token: string;
 }
 
@@ -248,6 +246,10 @@ export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {
   "hook:": "signal: {}",
   "recovery:": "{} (at restart)"
 };
+
+/** The context window by model id: [marker, tokens], first match wins. */
+export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = [["[1m]", 1000000], ["1m context", 1000000], ["-1m", 1000000]];
+export const DEFAULT_CONTEXT_WINDOW = 200000;
 
 /** Claude Code compacts on its own near this share of the context window. */
 export const AUTO_COMPACT_AT = 0.92;

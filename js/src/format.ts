@@ -3,6 +3,8 @@
 import {
   AUTO_COMPACT_AT,
   CONTEXT_WARN_AT,
+  CONTEXT_WINDOWS,
+  DEFAULT_CONTEXT_WINDOW,
   SOURCE_LABELS,
   SOURCE_PREFIXES,
   type Row,
@@ -60,6 +62,13 @@ export function tokensTitle(t: Tokens, contextTokens: number, contextWindow = 0)
     `tokens: ${n(t.output)} out · ${n(t.input)} fresh in · ` +
     `${n(t.cache_read)} cache read · ${n(t.cache_creation)} cache write`
   );
+}
+
+/** The model's context window in tokens (contract.context_window, from the same table). */
+export function contextWindow(model: string | null): number {
+  const name = (model ?? "").toLowerCase();
+  for (const [marker, size] of CONTEXT_WINDOWS) if (name.includes(marker)) return size;
+  return DEFAULT_CONTEXT_WINDOW;
 }
 
 /** The share of the context window in use, in whole percent (at most 100). */

@@ -2,7 +2,7 @@
 // Filled from the `snapshot` trait, advanced by `patch` messages; both carry a `seq`, and
 // anything not newer than what the store holds is ignored (a snapshot read late may already
 // contain a patch, and a patch may arrive after the snapshot that includes it).
-import { describeSource, toolText } from "./format";
+import { toolText } from "./format";
 import { emptyCounts, isState } from "./states";
 import type { Counts, PatchInput, Row, SnapshotInput, Tokens, TmuxLocation } from "./types";
 
@@ -109,9 +109,6 @@ function normalizeCounts(raw: unknown): Counts | null {
   return counts;
 }
 
-/** contract.DEFAULT_CONTEXT_WINDOW, for a kernel that sends no window. */
-const DEFAULT_CONTEXT_WINDOW = 200_000;
-
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
@@ -148,7 +145,6 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     : state === "busy" || state === "needs-input"
       ? null
       : lastAssistant;
-  const windowSize = num(r.context_window);
   return {
     session_id: id,
     state,
@@ -179,8 +175,6 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     activity,
     asks,
     answer,
-    why: typeof r.why === "string" ? r.why : describeSource(source),
-    context_window: windowSize > 0 ? windowSize : DEFAULT_CONTEXT_WINDOW,
     dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
   };
 }

@@ -34,7 +34,6 @@ export function makeRow(overrides: Partial<Row> & { session_id: string }): Row {
     waiting_for: null,
     error_detail: null,
     name: overrides.name ?? overrides.session_id,
-    context_window: 200_000,
     dialog_token: "",
     ...overrides,
   });

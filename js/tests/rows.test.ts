@@ -64,10 +64,8 @@ describe("row contents", () => {
         answer: null,
         tokens: { input: 300, output: 1200, cache_read: 7_600_000, cache_creation: 0 },
         context_tokens: 166_000,
-        context_window: 200_000,
         subagents: 2,
-        source: "hook:PreToolUse",
-        why: "working",
+        source: "pid:busy",
       }),
     ]);
     const row = rowEl(root, "a");
@@ -84,17 +82,17 @@ describe("row contents", () => {
     expect(block.hasAttribute("title")).toBe(false);
     q(row, ".pmux-name").dispatchEvent(new Event("pointerover", { bubbles: true }));
     expect(block.title).toContain("7,600,000 cache read");
-    expect(block.title).toContain("signal hook:PreToolUse");
+    expect(block.title).toContain("signal pid:busy");
     expect(q(row, ".pmux-name").title).toContain("session a");
   });
 
   it("busy without a tool says it is thinking", async () => {
-    const { root } = await show([makeRow({ session_id: "a", state: "busy", activity: null, last_prompt: null, why: "" })]);
+    const { root } = await show([makeRow({ session_id: "a", state: "busy", activity: null, last_prompt: null, source: "" })]);
     expect(lines(rowEl(root, "a"))).toEqual(["thinking", ""]);
   });
 
   it("puts the compacting badge first, whichever arrived first", async () => {
-    const base = { session_id: "a", state: "busy" as const, source: "hook:PreCompact", activity: null, why: "" };
+    const base = { session_id: "a", state: "busy" as const, source: "", activity: null };
     const { fake, root } = await show([makeRow({ ...base, subagents: 2 })]);
     patch(fake, 2, [makeRow({ ...base, subagents: 2, compacting: true })]);
     expect(lines(rowEl(root, "a"))).toEqual(["compacting its context", "compacting2 agents"]);
@@ -107,16 +105,16 @@ describe("row contents", () => {
         state: "needs-input",
         asks: "asks to edit src/…/processors/stripe_webhooks.py (+3, -1)",
         last_prompt: "handle refunds",
-        why: "asked for permission",
+        source: "hook:PermissionRequest",
       }),
-      makeRow({ session_id: "r", state: "review", answer: "Run `make test` to check.", why: "finished its turn" }),
+      makeRow({ session_id: "r", state: "review", answer: "Run `make test` to check.", source: "hook:Stop" }),
       makeRow({
         session_id: "e",
         state: "review",
         error: "rate_limit",
         error_detail: "429: slow down",
         answer: null,
-        why: "stopped on an error",
+        source: "hook:StopFailure",
       }),
       makeRow({ session_id: "i", state: "idle", answer: null, source: "transcript:interrupt" }),
     ]);
@@ -143,13 +141,13 @@ describe("row contents", () => {
     const { fake, root } = await show([done]);
     expect(lines(rowEl(root, "a"))[0]).toBe("All 142 tests pass.");
     patch(fake, 2, [
-      makeRow({ session_id: "a", state: "busy", answer: null, activity: null, last_prompt: "now fix lint", why: "got a prompt" }),
+      makeRow({ session_id: "a", state: "busy", answer: null, activity: null, last_prompt: "now fix lint", source: "hook:UserPromptSubmit" }),
     ]);
     expect(lines(rowEl(root, "a"))).toEqual(["thinking", "“now fix lint”", "got a prompt"]);
   });
 
   it("drops a line again when its field clears", async () => {
-    const base = { session_id: "a", state: "busy" as const, why: "working", last_prompt: null };
+    const base = { session_id: "a", state: "busy" as const, source: "pid:busy", last_prompt: null };
     const { fake, root } = await show([makeRow({ ...base, activity: "Read x.py", error: "overloaded" })]);
     expect(lines(rowEl(root, "a"))).toEqual(["overloaded", "Read x.py", "working"]);
     patch(fake, 2, [makeRow({ ...base, activity: null, error: null })]);

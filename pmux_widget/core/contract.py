@@ -139,10 +139,6 @@ class Row(SessionJSON):
     asks: str | None
     #: the last answer, only when it answers the latest prompt (never a previous turn's)
     answer: str | None
-    #: the plain-word why of the state (``source`` stays the raw signal)
-    why: str
-    #: the model's context window in tokens (``context_tokens`` / this = the share used)
-    context_window: int
     #: what an action on this row names (runtime.actions.dialog_token); "" when unknown
     dialog_token: str
 
@@ -166,8 +162,6 @@ def row(session: Session, token: str = "") -> Row:
         "activity": activity(session),
         "asks": asks(session) if session.state is State.NEEDS_INPUT else None,
         "answer": answer(session),
-        "why": describe_source(session.source),
-        "context_window": context_window(session.model),
         "dialog_token": token,
     }
 
@@ -613,6 +607,12 @@ def typescript() -> str:
         "/** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */\n"
         f"export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {prefixes};\n"
     )
+    windows = json.dumps([list(entry) for entry in CONTEXT_WINDOWS])
+    parts.append(
+        "/** The context window by model id: [marker, tokens], first match wins. */\n"
+        f"export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = {windows};\n"
+        f"export const DEFAULT_CONTEXT_WINDOW = {DEFAULT_CONTEXT_WINDOW};\n"
+    )
     parts.append(
         "/** Claude Code compacts on its own near this share of the context window. */\n"
         f"export const AUTO_COMPACT_AT = {AUTO_COMPACT_AT};\n"
@@ -634,6 +634,15 @@ _SAMPLE_SOURCES = (
     "recovery:",
     "hook:Elicitation",
     "something:new",
+)
+
+
+_SAMPLE_MODELS = (
+    "",
+    "claude-sonnet-4-5-20250929",
+    "claude-sonnet-4-5[1m]",
+    "Sonnet 4.5 (1M context)",
+    "claude-opus-4-1",
 )
 
 
@@ -664,6 +673,7 @@ def sample() -> dict[str, Any]:
         "rows": [row(s) for s in sessions],
         "counts": counts(sessions),
         "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
+        "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
     }
 
 
@@ -673,12 +683,16 @@ def sample_typescript() -> str:
     rows = "".join(f"    {json.dumps(r, ensure_ascii=False)},\n" for r in data["rows"])
     tally = json.dumps(data["counts"])
     sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
+    windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
     return (
         HEADER
         + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
-        + "type Sample = { rows: Row[]; counts: Counts; sources: Record<string, string> };\n"
+        + "type Sample = {\n"
+        + "  rows: Row[];\n  counts: Counts;\n  sources: Record<string, string>;\n"
+        + "  windows: Record<string, number>;\n};\n"
         + "export const SAMPLE: Sample = {\n"
-        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n}};\n"
+        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
+        + f"  windows: {windows},\n}};\n"
     )
 
 

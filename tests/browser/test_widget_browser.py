@@ -121,9 +121,11 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     expect_row(lab, SID, "needs-input")
     wait_bell(lab, 1)
     wait_title_prefix(lab, 1)
-    # The group head's workspace dot follows its most urgent session.
-    group = lab.root().locator('section.pmux-group[data-workspace="acme-api"]')
-    assert "pmux-group--needs-input" in (group.get_attribute("class") or "")
+    # A needs-input row moves to the pinned "Needs you" block, saying what it asks.
+    group = lab.root().locator('section.pmux-group[data-group="Needs you"]')
+    assert group.locator(f'li[data-session-id="{SID}"]').count() == 1
+    line = seen_text(lab.row(SID).locator(".pmux-primary"))
+    assert line.strip() == "asks to run: pytest -q tests/test_retry.py", line
 
     fire(
         workspace,
@@ -158,13 +160,13 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     expect_row(lab, OTHER, "needs-input")
     wait_bell(lab, 2)
     wait_title_prefix(lab, 2)
-    # Most urgent first: the needs-input workspace is above the review one.
+    # Most urgent first: the pinned needs-input block is above the review one.
     order = (
         lab.root()
         .locator("section.pmux-group")
-        .evaluate_all("(els) => els.map((e) => e.dataset.workspace)")
+        .evaluate_all("(els) => els.map((e) => e.dataset.group)")
     )
-    assert order == ["web-app", "acme-api"], order
+    assert order == ["Needs you", "acme-api"], order
     lab.screenshot("states-bell-title")
 
 

@@ -24,6 +24,8 @@ import { el, setAttr, setClass, setData, setHidden, text } from "../dom";
 import {
   contextText,
   contextWarning,
+  contextWindow,
+  describeSource,
   errorText,
   formatAge,
   inlineCode,
@@ -91,10 +93,11 @@ export function rowLines(row: Row): RowLines {
     primary = row.answer;
   }
   const parts: string[] = [];
-  const ctx = contextText(row.context_tokens, row.context_window);
+  const ctx = contextText(row.context_tokens, contextWindow(row.model));
   if (ctx) parts.push(ctx);
   if (!row.running && !row.ended) parts.push("not running");
-  if (row.why) parts.push(row.why);
+  const why = describeSource(row.source);
+  if (why) parts.push(why);
   return { primary, error, secondary, meta: parts.join(" · ") };
 }
 
@@ -218,7 +221,7 @@ export class RowView {
     const row = this.row;
     setAttr(this.nameEl, "title", nameTitle(row));
     const { primary, error, secondary, meta } = rowLines(row);
-    const full = [primary, error, secondary, meta, tokensTitle(row.tokens, row.context_tokens, row.context_window)];
+    const full = [primary, error, secondary, meta, tokensTitle(row.tokens, row.context_tokens, contextWindow(row.model))];
     if (row.source) full.push(`signal ${row.source}`);
     setAttr(this.lines, "title", full.filter(Boolean).join("\n"));
   }
@@ -296,7 +299,7 @@ export class RowView {
       setHidden(this.agentsBadge, agents === 0);
       if (agents > 0) setData(this.agentsBadge.firstChild as Text, plural(agents, "agent"));
     }
-    const warning = row.ended || compacting ? null : contextWarning(row.context_tokens, row.context_window);
+    const warning = row.ended || compacting ? null : contextWarning(row.context_tokens, contextWindow(row.model));
     if (warning !== null && !this.ctxBadge) this.ctxBadge = this.badge("pmux-badge pmux-badge--warn", "");
     if (this.ctxBadge) {
       setHidden(this.ctxBadge, warning === null);
