@@ -6,13 +6,16 @@ view reads it when it is created (display, re-run, page reload). Each change tra
 ``patch`` message with only the touched sessions' rows, at most ~20 per second (coalesced).
 
 Updates are sent from the hub thread: they reach the browser even while a cell blocks.
-Messages from the browser (dismiss, install) are handled only when the kernel is idle — a
-Jupyter limit, so none of them is time-critical.
+Messages from the browser (dismiss, install, action, peek) are handled only when the kernel is
+idle — a Jupyter limit the front-end tells the user about while a click waits. Actions and
+peeks type into or read a tmux pane (tens of ms to a second): they run on a worker thread and
+answer with ``action_result`` / ``peek_result``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import threading
@@ -25,17 +28,20 @@ import anywidget
 import traitlets
 
 from pmux_widget.core.contract import (
+    ActionResultMessage,
     Env,
     InstallResult,
     KernelMessage,
     NotificationJSON,
     PatchMessage,
+    PeekResultMessage,
     Row,
     Snapshot,
     counts,
-    row,
 )
+from pmux_widget.core.contract import row as contract_row
 from pmux_widget.core.model import Change, Session
+from pmux_widget.runtime import actions
 from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:
@@ -50,6 +56,19 @@ STATIC = Path(__file__).parent / "static"
 MIN_PATCH_INTERVAL = 0.05
 #: How often an open widget re-checks Claude's config dir and the hooks (its `env`).
 ENV_SECONDS = 2.0
+#: Lines a peek shows (the pane's last ones).
+PEEK_LINES = 20
+
+
+def row(session: Session) -> Row:
+    """The contract's row, with the dialog token a click on it sends back."""
+    return contract_row(session, short_token(actions.dialog_token(session)))
+
+
+def short_token(token: str) -> str:
+    """A dialog token as the browser holds it: a short hash (the full token repeats the tool
+    summary, and every byte of a row travels with each change, P9)."""
+    return hashlib.sha1(token.encode()).hexdigest()[:12]
 
 
 class StatusWidget(anywidget.AnyWidget):
@@ -180,6 +199,83 @@ class StatusWidget(anywidget.AnyWidget):
             self._hub.loop.call_soon_threadsafe(self._mark, {session_id}, [])
         elif kind == "install_hooks":
             self._install_hooks()
+        elif kind in ("action", "peek") and isinstance(content.get("session_id"), str):
+            work = self._act if kind == "action" else self._peek
+            threading.Thread(target=work, args=(content,), name=f"pmux-{kind}", daemon=True).start()
+
+    def _act(self, content: dict[str, Any]) -> None:
+        """Worker thread: approve / deny / interrupt / send, and answer with the outcome."""
+        session_id, action = content["session_id"], str(content.get("action", ""))
+        text, sent = content.get("text"), content.get("token")
+        # The browser names the state it saw by its short token; act() compares full tokens,
+        # so a match passes the current full token on (act() checks it again, atomically with
+        # the rest) and anything else passes as it is, which act() refuses.
+        token: str | None = sent if isinstance(sent, str) else None
+        session = self._hub.fleet.get(session_id)
+        if token is not None and session is not None:
+            current = actions.dialog_token(session)
+            if short_token(current) == token:
+                token = current
+        try:
+            result = actions.act(
+                self._hub,
+                session_id,
+                action,
+                text=text if isinstance(text, str) else None,
+                token=token,
+            )
+            answer = ActionResultMessage(
+                type="action_result",
+                session_id=session_id,
+                action=action,
+                ok=True,
+                message="queued: sent after the running turn" if result.queued else "sent",
+                queued=result.queued,
+            )
+        except actions.ActionError as exc:
+            answer = ActionResultMessage(
+                type="action_result",
+                session_id=session_id,
+                action=action,
+                ok=False,
+                message=exc.reason,
+                queued=False,
+            )
+        except Exception as exc:  # a failure is reported on the row, never a silent click
+            answer = ActionResultMessage(
+                type="action_result",
+                session_id=session_id,
+                action=action,
+                ok=False,
+                message=f"failed: {exc}",
+                queued=False,
+            )
+        self._send_message(answer)
+
+    def _peek(self, content: dict[str, Any]) -> None:
+        """Worker thread: the pane's last lines, read-only."""
+        session_id = content["session_id"]
+        try:
+            seen = actions.peek(self._hub, session_id, PEEK_LINES)
+            answer = PeekResultMessage(
+                type="peek_result",
+                session_id=session_id,
+                ok=True,
+                lines=list(seen.lines),
+                dialog=seen.dialog.title if seen.dialog is not None else None,
+                message="",
+            )
+        except Exception as exc:
+            reason = exc.reason if isinstance(exc, actions.ActionError) else f"failed: {exc}"
+            answer = PeekResultMessage(
+                type="peek_result",
+                session_id=session_id,
+                ok=False,
+                lines=[],
+                dialog=None,
+                message=reason,
+            )
+        self._send_message(answer)
 
     def _install_hooks(self) -> None:
         from pmux_widget import hooks

@@ -24,6 +24,7 @@ from pmux_widget.core.model import (
     Session,
     State,
     TmuxLocation,
+    Tracking,
     count_states,
 )
 from pmux_widget.runtime.hub import Hub
@@ -132,11 +133,93 @@ def test_the_checker_finds_a_drift():
     assert any("$.pid" in p for p in problems)
 
 
-def test_source_labels():
-    assert c.describe_source("hook:Stop") == "via Stop hook"
-    assert c.describe_source("recovery:pid:busy") == "PID file says busy (at restart)"
-    assert c.describe_source("process:gone") == "process exited"
+def test_source_labels_are_plain_words():
+    assert c.describe_source("hook:Stop") == "finished its turn"
+    assert c.describe_source("hook:PermissionRequest") == "asked for permission"
+    assert c.describe_source("transcript:interrupt") == "interrupted"
+    assert c.describe_source("recovery:pid:busy") == "working (at restart)"
+    assert c.describe_source("process:gone") == "its process exited"
+    assert c.describe_source("hook:Elicitation") == "signal: Elicitation"
     assert c.describe_source("new:thing") == "new:thing"
+    # No label names the machinery a new user does not know.
+    for label in c.SOURCE_LABELS.values():
+        assert not any(word in label for word in ("hook", "PID", "via ")), label
+
+
+def test_every_source_the_tracker_sets_has_a_label():
+    import re
+
+    tracker = (ROOT / "pmux_widget" / "core" / "tracker.py").read_text()
+    literal = set(re.findall(r'"((?:pid|poll|process|transcript|user):[a-z-]+)"', tracker))
+    assert literal and literal <= c.SOURCE_LABELS.keys(), literal - c.SOURCE_LABELS.keys()
+    for event in (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "Notification",
+        "PostToolUse",
+        "Stop",
+        "StopFailure",
+        "SessionEnd",
+    ):
+        assert f"hook:{event}" in c.SOURCE_LABELS
+
+
+def test_paths_are_relative_to_the_session_and_keep_the_file_name():
+    cwd = "/tmp/pytest-7/projects/acme-api"
+    text = f"Edit {cwd}/src/acme/payments/processors/stripe_webhooks.py (+3, -1)"
+    assert c.relative_paths(text, cwd) == "Edit src/…/processors/stripe_webhooks.py (+3, -1)"
+    assert c.relative_paths(f"cd {cwd} && ls", cwd) == "cd . && ls"
+    assert c.relative_paths("Read /etc/hosts", cwd) == "Read /etc/hosts"
+    long = "/home/dev/other/project/with/a/very/long/path/to/some/file_name.py"
+    short = c.relative_paths(f"Read {long}", cwd)
+    assert short.endswith("/file_name.py") and "…" in short and len(short) <= 5 + c.PATH_LIMIT
+    assert c.relative_paths("WebFetch https://x.org/a/b/c", cwd) == "WebFetch https://x.org/a/b/c"
+
+
+def _asking(tool, summary, **kw):
+    return Session(
+        "s", state=State.NEEDS_INPUT, cwd="/w/api", current_tool=tool, tool_summary=summary, **kw
+    )
+
+
+def test_asks_says_what_in_full_words():
+    assert c.asks(_asking("Bash", "$ uv run pytest -q")) == "asks to run: uv run pytest -q"
+    assert (
+        c.asks(_asking("Edit", "Edit /w/api/src/a.py (+1, -0)")) == "asks to edit src/a.py (+1, -0)"
+    )
+    assert c.asks(_asking("Write", "Write /w/api/b.txt")) == "asks to write b.txt"
+    assert c.asks(_asking("mcp__x__y", "mcp__x__y go")) == "asks to use mcp__x__y: go"
+    waits = Tracking(waiting_for="permission for Bash")
+    assert c.asks(_asking(None, None, tracking=waits)) == "permission for Bash"
+    assert c.asks(_asking(None, None)) == "waits for your answer"
+    row = c.row(_asking("Bash", "$ ls"))
+    assert row["asks"] == "asks to run: ls" and "why" not in row
+
+
+def test_the_answer_of_an_older_turn_is_never_shown():
+    done = Session(
+        "s",
+        state=State.REVIEW,
+        last_assistant="All 142 tests pass",
+        tracking=Tracking(prompt_at=10, assistant_at=20),
+    )
+    assert c.answer(done) == "All 142 tests pass"
+    assert c.answer(done.replace(state=State.BUSY)) is None
+    newer_prompt = done.tracking.replace(prompt_at=30)
+    assert c.answer(done.replace(state=State.IDLE, tracking=newer_prompt)) is None  # interrupted
+    assert c.notification_text(done) == ("s finished its turn", "All 142 tests pass")
+    title, body = c.notification_text(_asking("Bash", "$ make"))
+    assert (title, body) == ("api needs you", "asks to run: make")
+
+
+def test_context_window_by_model():
+    assert c.context_window(None) == 200_000
+    assert c.context_window("claude-sonnet-4-5-20250929") == 200_000
+    assert c.context_window("claude-sonnet-4-5[1m]") == 1_000_000
+    assert c.context_window("Sonnet 4.5 (1M context)") == 1_000_000
+    assert 0.9 <= c.AUTO_COMPACT_AT <= 0.95 and c.CONTEXT_WARN_AT < c.AUTO_COMPACT_AT
 
 
 # --------------------------------------------------------------------------- what really travels
@@ -167,9 +250,15 @@ def test_what_the_widget_sends_is_the_contract(hub):
     widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": "s-0001"}, [])
     wait_until(lambda: len(recorder.patches()) >= 2, what="the dismiss answer")
     widget._on_front_end_msg(widget, {"type": "install_hooks"}, [])
+    widget._on_front_end_msg(widget, {"type": "action", "session_id": "nope", "action": "deny"}, [])
+    widget._on_front_end_msg(widget, {"type": "peek", "session_id": "nope"}, [])
+    wait_until(
+        lambda: {"action_result", "peek_result"} <= {m["type"] for m in recorder.messages},
+        what="the action and peek answers",
+    )
 
     kinds = {m["type"] for m in recorder.messages}
-    assert kinds == {"patch", "notify", "install_result"}
+    assert kinds == {"patch", "notify", "install_result", "action_result", "peek_result"}
     for message in recorder.messages:
         assert conforms(message, c.KernelMessage) == [], message
     assert conforms(widget.snapshot, c.Snapshot) == []

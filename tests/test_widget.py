@@ -154,6 +154,43 @@ def test_dismiss_message_answers_with_the_row(hub):
     wait_until(lambda: len(recorder.patches()) >= 2, what="second answer")
 
 
+def test_an_action_for_an_unknown_session_is_refused_with_the_reason(hub):
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+    message = {"type": "action", "session_id": "gone", "action": "approve", "token": "x"}
+    widget._on_front_end_msg(widget, message, [])
+    widget._on_front_end_msg(widget, {"type": "peek", "session_id": "gone"}, [])
+
+    def answers():
+        with recorder.lock:
+            return [m for m in recorder.messages if m["type"] in ("action_result", "peek_result")]
+
+    got = {m["type"]: m for m in wait_until(lambda: len(answers()) == 2 and answers(), what="2")}
+    assert got["action_result"] == {
+        "type": "action_result",
+        "session_id": "gone",
+        "action": "approve",
+        "ok": False,
+        "message": "no session gone",
+        "queued": False,
+    }
+    assert got["peek_result"]["ok"] is False and got["peek_result"]["message"] == "no session gone"
+
+
+def test_rows_carry_the_dialog_token_a_click_sends_back(hub):
+    from pmux_widget.runtime.actions import dialog_token
+    from pmux_widget.widget import short_token
+
+    fill(hub, 1)
+    change_one(hub, "s-0000")
+    widget = StatusWidget(hub)
+    sent = widget.snapshot["sessions"]["s-0000"]
+    assert sent["dialog_token"] == short_token(dialog_token(hub.fleet["s-0000"]))
+    assert len(sent["dialog_token"]) == 12
+    assert sent["asks"] == "asks to run: pytest -q tests/test_widget.py"
+    assert sent["answer"] is None
+
+
 def test_text_fallback_is_the_status_table(hub):
     fill(hub, 2)
     widget = StatusWidget(hub)

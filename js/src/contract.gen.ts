@@ -5,6 +5,8 @@ export type State = "idle" | "busy" | "needs-input" | "review" | "unknown";
 
 export type Mode = "full" | "sidebar-stub";
 
+export type ActionName = "approve" | "deny" | "interrupt" | "send";
+
 export const STATES: readonly State[] = ["idle", "busy", "needs-input", "review", "unknown"];
 
 export const COUNT_KEYS: readonly (keyof Counts)[] = ["idle", "busy", "needs-input", "review", "unknown", "attention"];
@@ -32,6 +34,13 @@ export interface TmuxLocation {
   title: string;
 }
 
+/** A task a turn left running (2.1.332+): a background agent, a shell. */
+export interface BackgroundTask {
+  type: string;
+  description: string;
+  status: string;
+}
+
 /** DESIGN.md "Session JSON": `Session.to_json()`, exactly its keys. */
 export interface SessionJSON {
   session_id: string;
@@ -56,9 +65,12 @@ export interface SessionJSON {
   error: string | null;
   ports: number[];
   source: string;
+  host: string | null;
+  permission_mode: string | null;
+  background_tasks: BackgroundTask[];
 }
 
-/** A widget row: the session JSON plus what the view needs to explain it. */
+/** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). */
 export interface Row {
   session_id: string;
   state: State;
@@ -82,10 +94,17 @@ export interface Row {
   error: string | null;
   ports: number[];
   source: string;
+  host: string | null;
+  permission_mode: string | null;
+  background_tasks: BackgroundTask[];
   ended: boolean;
   waiting_for: string | null;
   error_detail: string | null;
   name: string;
+  activity: string | null;
+  asks: string | null;
+  answer: string | null;
+  dialog_token: string;
 }
 
 /** The `snapshot` trait: the whole fleet at `seq`; `now` is the kernel's clock (ms). */
@@ -157,6 +176,26 @@ export interface WidgetTraits {
   mode: Mode;
 }
 
+/** The answer to an `action`: delivered (`ok`), or refused with the reason. */
+export interface ActionResultMessage {
+  type: "action_result";
+  session_id: string;
+  action: string;
+  ok: boolean;
+  message: string;
+  queued: boolean;
+}
+
+/** The answer to a `peek`: the pane's last lines (read-only), or why they cannot be read. */
+export interface PeekResultMessage {
+  type: "peek_result";
+  session_id: string;
+  ok: boolean;
+  lines: string[];
+  dialog: string | null;
+  message: string;
+}
+
 export interface DismissMessage {
   type: "dismiss";
   session_id: string;
@@ -166,31 +205,66 @@ export interface InstallHooksMessage {
   type: "install_hooks";
 }
 
-export type KernelMessage = PatchMessage | NotifyMessage | InstallResultMessage;
+/** Approve, deny, interrupt or send (`text`) to a session; `token` is the row's `dialog_token` as shown when clicked (a changed state refuses the action). */
+export interface ActionMessage {
+  type: "action";
+  session_id: string;
+  action: ActionName;
+  text: string | null;
+  token: string | null;
+}
 
-export type FrontendMessage = DismissMessage | InstallHooksMessage;
+export interface PeekMessage {
+  type: "peek";
+  session_id: string;
+}
+
+export type KernelMessage = PatchMessage | NotifyMessage | InstallResultMessage | ActionResultMessage | PeekResultMessage;
+
+export type FrontendMessage = DismissMessage | InstallHooksMessage | ActionMessage | PeekMessage;
 
 /** The plain-language why of a state, per exact `source`. */
 export const SOURCE_LABELS: Readonly<Record<string, string>> = {
-  "transcript:interrupt": "interrupted (Esc)",
-  "pid:busy": "PID file says busy",
-  "pid:waiting": "PID file says waiting",
-  "pid:idle": "PID file says idle",
-  "pid:shell": "PID file says shell",
-  "pid:found": "found by its PID file",
-  "process:gone": "process exited",
-  "poll:stale-busy": "busy > 10 min, no process",
-  "poll:unknown-timeout": "unresolved for 10 min",
-  "user:dismiss": "dismissed",
-  "restart": "hub restarted, re-checking",
+  "hook:SessionStart": "started",
+  "hook:UserPromptSubmit": "got a prompt",
+  "hook:PreToolUse": "working",
+  "hook:PermissionRequest": "asked for permission",
+  "hook:Notification": "asked for your input",
+  "hook:PostToolUse": "permission answered",
+  "hook:PostToolUseFailure": "a tool failed",
+  "hook:Stop": "finished its turn",
+  "hook:StopFailure": "stopped on an error",
+  "hook:SessionEnd": "ended",
+  "transcript:interrupt": "interrupted",
+  "transcript:answer": "finished its turn",
+  "pid:busy": "working",
+  "pid:waiting": "waiting for you",
+  "pid:idle": "at its prompt",
+  "pid:shell": "running a shell command",
+  "pid:found": "found running",
+  "process:gone": "its process exited",
+  "poll:stale-busy": "no sign of work for 10 min",
+  "poll:unknown-timeout": "state unknown for 10 min",
+  "user:dismiss": "marked as seen",
+  "restart": "re-checking after a restart",
   "retired": "replaced (/clear or resume)",
-  "recovery:process-gone": "process gone at restart",
-  "recovery:transcript": "transcript ended cleanly",
-  "recovery:interrupt": "interrupted before restart"
+  "recovery:process-gone": "exited while the hub was down",
+  "recovery:transcript": "finished while the hub was down",
+  "recovery:interrupt": "interrupted while the hub was down",
+  "wait:background-agent": "waiting for a background agent"
 };
 
 /** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */
 export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {
-  "hook:": "via {} hook",
+  "hook:": "signal: {}",
   "recovery:": "{} (at restart)"
 };
+
+/** The context window by model id: [marker, tokens], first match wins. */
+export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = [["[1m]", 1000000], ["1m context", 1000000], ["-1m", 1000000]];
+export const DEFAULT_CONTEXT_WINDOW = 200000;
+
+/** Claude Code compacts on its own near this share of the context window. */
+export const AUTO_COMPACT_AT = 0.92;
+/** From this share of the window on, a row warns that compaction is near. */
+export const CONTEXT_WARN_AT = 0.8;

@@ -1,6 +1,15 @@
 // Pure text formatting: time in state, token counts, the "why" of a state. No DOM here, so every
 // rule is unit-tested directly.
-import { SOURCE_LABELS, SOURCE_PREFIXES, type Row, type Tokens } from "./types";
+import {
+  AUTO_COMPACT_AT,
+  CONTEXT_WARN_AT,
+  CONTEXT_WINDOWS,
+  DEFAULT_CONTEXT_WINDOW,
+  SOURCE_LABELS,
+  SOURCE_PREFIXES,
+  type Row,
+  type Tokens,
+} from "./types";
 
 /** Time in state, one unit, coarse on purpose ("12s", "4m", "2h", "3d"): it is re-rendered
  * every second and a stable width keeps rows from jittering. Negative spans (a kernel clock a
@@ -43,16 +52,40 @@ export function tokensText(t: Tokens): string {
   return `${formatCount(input)} in · ${formatCount(t.output)} out`;
 }
 
-export function tokensTitle(t: Tokens, contextTokens: number): string {
+/** The token totals and the cache split, for the tooltip: the row itself shows only the
+ * context's share (cache reads are most of "input" and are not what a turn spends). */
+export function tokensTitle(t: Tokens, contextTokens: number, contextWindow = 0): string {
   const n = (v: number) => v.toLocaleString("en-US");
+  const share = contextWindow > 0 ? ` of ${n(contextWindow)} (${contextPercent(contextTokens, contextWindow)}%)` : "";
   return (
-    `input ${n(t.input)} · cache read ${n(t.cache_read)} · cache write ${n(t.cache_creation)}` +
-    ` · output ${n(t.output)} · context ${n(contextTokens)}`
+    `context ${n(contextTokens)}${share}\n` +
+    `tokens: ${n(t.output)} out · ${n(t.input)} fresh in · ` +
+    `${n(t.cache_read)} cache read · ${n(t.cache_creation)} cache write`
   );
 }
 
-export function contextText(contextTokens: number): string {
-  return contextTokens > 0 ? `ctx ${formatCount(contextTokens)}` : "";
+/** The model's context window in tokens (contract.context_window, from the same table). */
+export function contextWindow(model: string | null): number {
+  const name = (model ?? "").toLowerCase();
+  for (const [marker, size] of CONTEXT_WINDOWS) if (name.includes(marker)) return size;
+  return DEFAULT_CONTEXT_WINDOW;
+}
+
+/** The share of the context window in use, in whole percent (at most 100). */
+export function contextPercent(contextTokens: number, contextWindow: number): number {
+  if (contextTokens <= 0 || contextWindow <= 0) return 0;
+  return Math.min(100, Math.round((100 * contextTokens) / contextWindow));
+}
+
+/** "ctx 83%", or "" before the first response. */
+export function contextText(contextTokens: number, contextWindow = 200_000): string {
+  return contextTokens > 0 ? `ctx ${contextPercent(contextTokens, contextWindow)}%` : "";
+}
+
+/** Near Claude Code's auto-compaction (contract.CONTEXT_WARN_AT of the window): warn. */
+export function contextWarning(contextTokens: number, contextWindow: number): string | null {
+  if (contextWindow <= 0 || contextTokens < CONTEXT_WARN_AT * contextWindow) return null;
+  return contextTokens >= AUTO_COMPACT_AT * contextWindow ? "compacts now" : "compacts soon";
 }
 
 /** The "why" of the current state, from the row's `source` ("hook:Stop" → "via Stop hook").
@@ -83,10 +116,24 @@ export function toolText(tool: string | null, summary: string | null): string | 
   return `${tool} · ${summary}`;
 }
 
-/** What a needs-input session waits for: the PID file's word, else the asked tool. */
+/** What a needs-input session asks, in the kernel's words (contract.asks: the tool with its
+ * command or file relative to the session's folder); the same words as its notification. */
 export function waitingText(row: Row): string {
-  const what = row.waiting_for || toolText(row.current_tool, row.tool_summary);
-  return what ? `waiting for: ${what}` : "waiting for your answer";
+  return row.asks ?? row.waiting_for ?? toolText(row.current_tool, row.tool_summary) ?? "waits for your answer";
+}
+
+/** Markdown's inline code in one line of text: the parts between backticks are code. */
+export function inlineCode(text: string): { code: boolean; text: string }[] {
+  const parts: { code: boolean; text: string }[] = [];
+  const pattern = /`([^`]+)`/g;
+  let at = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    if (m.index > at) parts.push({ code: false, text: text.slice(at, m.index) });
+    parts.push({ code: true, text: m[1]! });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length || parts.length === 0) parts.push({ code: false, text: text.slice(at) });
+  return parts;
 }
 
 export function errorText(row: Row): string | null {

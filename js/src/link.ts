@@ -6,7 +6,15 @@ import type { AnyModel } from "@anywidget/types";
 import { notifier } from "./notify";
 import { isAttention } from "./states";
 import { SessionStore } from "./store";
-import type { InstallResult, KernelMessage, WidgetTraits } from "./types";
+import type {
+  ActionResultMessage,
+  InstallResult,
+  KernelMessage,
+  PeekResultMessage,
+  WidgetTraits,
+} from "./types";
+
+export type Answer = ActionResultMessage | PeekResultMessage;
 
 export type Model = AnyModel<WidgetTraits>;
 
@@ -15,6 +23,7 @@ export class Link {
   /** The latest `install_result` message (the env trait mirrors it, possibly later). */
   installResult: InstallResult | null = null;
   private readonly installListeners = new Set<(result: InstallResult) => void>();
+  private readonly answerListeners = new Set<(answer: Answer) => void>();
   private readonly cleanups: (() => void)[] = [];
 
   constructor(readonly model: Model) {
@@ -45,6 +54,12 @@ export class Link {
     return () => this.installListeners.delete(listener);
   }
 
+  /** The kernel's answers to actions and peeks (every view hears every answer). */
+  onAnswer(listener: (answer: Answer) => void): () => void {
+    this.answerListeners.add(listener);
+    return () => this.answerListeners.delete(listener);
+  }
+
   private handle(msg: KernelMessage): void {
     if (!msg || typeof msg !== "object") return;
     switch (msg.type) {
@@ -60,11 +75,17 @@ export class Link {
         this.installResult = { ok: msg.ok === true, message: String(msg.message ?? "") };
         for (const listener of [...this.installListeners]) listener(this.installResult);
         break;
+      case "action_result":
+      case "peek_result":
+        if (typeof msg.session_id !== "string") break;
+        for (const listener of [...this.answerListeners]) listener(msg);
+        break;
     }
   }
 
   dispose(): void {
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     this.installListeners.clear();
+    this.answerListeners.clear();
   }
 }

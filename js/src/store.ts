@@ -2,8 +2,17 @@
 // Filled from the `snapshot` trait, advanced by `patch` messages; both carry a `seq`, and
 // anything not newer than what the store holds is ignored (a snapshot read late may already
 // contain a patch, and a patch may arrive after the snapshot that includes it).
+import { toolText } from "./format";
 import { emptyCounts, isState } from "./states";
-import type { Counts, PatchInput, Row, SnapshotInput, Tokens, TmuxLocation } from "./types";
+import type {
+  BackgroundTask,
+  Counts,
+  PatchInput,
+  Row,
+  SnapshotInput,
+  Tokens,
+  TmuxLocation,
+} from "./types";
 
 export type StoreEvent =
   /** the whole fleet was replaced (a newer snapshot): views reconcile every row */
@@ -124,9 +133,29 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     cache_creation: num(t.cache_creation),
   };
   const project = str(r.project);
+  const state = isState(r.state) ? r.state : "unknown";
+  const currentTool = str(r.current_tool);
+  const toolSummary = str(r.tool_summary);
+  const lastAssistant = str(r.last_assistant);
+  const source = str(r.source) ?? "";
+  const waitingFor = str(r.waiting_for);
+  // The kernel words what a row does (contract.row); a kernel too old to send it gets the
+  // nearest the raw fields say.
+  const has = (key: string) => Object.prototype.hasOwnProperty.call(r, key);
+  const activity = has("activity") ? str(r.activity) : toolText(currentTool, toolSummary);
+  const asks = has("asks")
+    ? str(r.asks)
+    : state === "needs-input"
+      ? (waitingFor ?? toolText(currentTool, toolSummary) ?? "waits for your answer")
+      : null;
+  const answer = has("answer")
+    ? str(r.answer)
+    : state === "busy" || state === "needs-input"
+      ? null
+      : lastAssistant;
   return {
     session_id: id,
-    state: isState(r.state) ? r.state : "unknown",
+    state,
     running: r.running === true,
     state_since: num(r.state_since),
     cwd: str(r.cwd),
@@ -136,9 +165,9 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     tmux: r.tmux && typeof r.tmux === "object" ? (r.tmux as TmuxLocation) : null,
     transcript_path: str(r.transcript_path),
     model: str(r.model),
-    current_tool: str(r.current_tool),
-    tool_summary: str(r.tool_summary),
-    last_assistant: str(r.last_assistant),
+    current_tool: currentTool,
+    tool_summary: toolSummary,
+    last_assistant: lastAssistant,
     last_prompt: str(r.last_prompt),
     tokens,
     context_tokens: num(r.context_tokens),
@@ -146,10 +175,22 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     subagents: Math.max(0, num(r.subagents)),
     error: str(r.error),
     ports: Array.isArray(r.ports) ? r.ports.filter((p): p is number => typeof p === "number") : [],
-    source: str(r.source) ?? "",
+    source,
+    host: str(r.host),
+    permission_mode: str(r.permission_mode),
+    background_tasks: Array.isArray(r.background_tasks)
+      ? r.background_tasks.filter(
+          (b): b is BackgroundTask =>
+            !!b && typeof b === "object" && typeof (b as BackgroundTask).type === "string",
+        )
+      : [],
     ended: r.ended === true,
-    waiting_for: str(r.waiting_for),
+    waiting_for: waitingFor,
     error_detail: str(r.error_detail),
     name: str(r.name) ?? project ?? (id ? id.slice(0, 8) : "session"),
+    activity,
+    asks,
+    answer,
+    dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
   };
 }

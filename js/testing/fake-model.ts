@@ -5,10 +5,12 @@
 //  - kernel side: `kernelSet` (a trait synced from Python) and `emitCustom` (msg:custom).
 import type { AnyModel } from "@anywidget/types";
 import type {
+  ActionResultMessage,
   Env,
   InstallResultMessage,
   NotifyMessage,
   PatchInput,
+  PeekResultMessage,
   Row,
   SnapshotInput,
   WidgetTraits,
@@ -22,7 +24,12 @@ export type FakeTraits = Omit<WidgetTraits, "snapshot" | "env"> & {
 };
 
 /** A kernel message as tests send it: a patch may leave out what the store defaults. */
-export type FakeMessage = PatchInput | NotifyMessage | InstallResultMessage;
+export type FakeMessage =
+  | PatchInput
+  | NotifyMessage
+  | InstallResultMessage
+  | ActionResultMessage
+  | PeekResultMessage;
 
 type Callback = (...args: any[]) => void;
 

@@ -1,11 +1,14 @@
 // Rows for tests and the benchmark.
+import { normalizeRow } from "../src/store";
 import type { Row, State } from "../src/types";
 
 export const T0 = 1_700_000_000_000;
 
+/** A row as the kernel would send it; the derived words (activity, asks, answer, why) are
+ * filled from the raw fields as for an older kernel unless the overrides give them. */
 export function makeRow(overrides: Partial<Row> & { session_id: string }): Row {
   const project = overrides.project ?? "proj";
-  return {
+  return normalizeRow({
     state: "idle",
     running: true,
     state_since: T0,
@@ -31,8 +34,9 @@ export function makeRow(overrides: Partial<Row> & { session_id: string }): Row {
     waiting_for: null,
     error_detail: null,
     name: overrides.name ?? overrides.session_id,
+    dialog_token: "",
     ...overrides,
-  };
+  });
 }
 
 const STATES: State[] = ["idle", "busy", "needs-input", "review", "unknown"];

@@ -2,7 +2,7 @@
 // the counts of core.model.count_states and the labels of contract.describe_source) must come
 // out the same here, so the two sides cannot count or label a fleet differently.
 import { describe, expect, it } from "vitest";
-import { describeSource } from "../src/format";
+import { contextWindow, describeSource } from "../src/format";
 import { emptyCounts, isState } from "../src/states";
 import { countRows, SessionStore } from "../src/store";
 import { COUNT_KEYS, STATES } from "../src/types";
@@ -22,6 +22,10 @@ describe("the Python contract's sample", () => {
     for (const [source, label] of Object.entries(SAMPLE.sources)) {
       expect(describeSource(source)).toBe(label);
     }
+  });
+
+  it("finds the same context window per model as the kernel", () => {
+    for (const [model, size] of Object.entries(SAMPLE.windows)) expect(contextWindow(model || null)).toBe(size);
   });
 
   it("has the contract's states and count keys", () => {

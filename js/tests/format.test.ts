@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   contextText,
+  contextWarning,
   describeSource,
   errorText,
   formatAge,
   formatCount,
+  inlineCode,
   tokensText,
+  tokensTitle,
   toolText,
   waitingText,
 } from "../src/format";
@@ -55,22 +58,49 @@ describe("formatCount / tokens / context", () => {
       "12.3k in · 1.2k out",
     );
     expect(tokensText({ input: 0, output: 0, cache_read: 0, cache_creation: 0 })).toBe("");
-    expect(contextText(45_000)).toBe("ctx 45k");
-    expect(contextText(0)).toBe("");
+  });
+
+  it("tells the context as a share of the model's window, and warns near auto-compaction", () => {
+    expect(contextText(166_000, 200_000)).toBe("ctx 83%");
+    expect(contextText(166_000, 1_000_000)).toBe("ctx 17%");
+    expect(contextText(0, 200_000)).toBe("");
+    expect(contextWarning(150_000, 200_000)).toBeNull();
+    expect(contextWarning(166_000, 200_000)).toBe("compacts soon");
+    expect(contextWarning(186_000, 200_000)).toBe("compacts now");
+    expect(contextWarning(186_000, 1_000_000)).toBeNull();
+    // the tooltip holds the totals and the cache split
+    const title = tokensTitle({ input: 300, output: 1200, cache_read: 7_600_000, cache_creation: 5 }, 166_000, 200_000);
+    expect(title).toBe(
+      "context 166,000 of 200,000 (83%)\ntokens: 1,200 out · 300 fresh in · 7,600,000 cache read · 5 cache write",
+    );
+  });
+
+  it("renders markdown's inline code", () => {
+    expect(inlineCode("run `make` then `pytest -q`.")).toEqual([
+      { code: false, text: "run " },
+      { code: true, text: "make" },
+      { code: false, text: " then " },
+      { code: true, text: "pytest -q" },
+      { code: false, text: "." },
+    ]);
+    expect(inlineCode("no code, a lone ` tick")).toEqual([{ code: false, text: "no code, a lone ` tick" }]);
   });
 });
 
 describe("describeSource (why)", () => {
   it.each([
-    ["hook:Stop", "via Stop hook"],
-    ["hook:PermissionRequest", "via PermissionRequest hook"],
-    ["transcript:interrupt", "interrupted (Esc)"],
-    ["pid:waiting", "PID file says waiting"],
-    ["pid:idle", "PID file says idle"],
-    ["process:gone", "process exited"],
-    ["user:dismiss", "dismissed"],
-    ["recovery:transcript", "transcript ended cleanly"],
-    ["recovery:pid:busy", "PID file says busy (at restart)"],
+    ["hook:Stop", "finished its turn"],
+    ["hook:PermissionRequest", "asked for permission"],
+    ["hook:UserPromptSubmit", "got a prompt"],
+    ["transcript:interrupt", "interrupted"],
+    ["wait:background-agent", "waiting for a background agent"],
+    ["pid:waiting", "waiting for you"],
+    ["pid:idle", "at its prompt"],
+    ["process:gone", "its process exited"],
+    ["user:dismiss", "marked as seen"],
+    ["recovery:transcript", "finished while the hub was down"],
+    ["recovery:pid:busy", "working (at restart)"],
+    ["hook:Elicitation", "signal: Elicitation"],
     ["something:new", "something:new"],
     ["", ""],
   ])("%s → %s", (source, expected) => {
@@ -86,13 +116,15 @@ describe("tool, waiting and error texts", () => {
     expect(toolText(null, null)).toBeNull();
   });
 
-  it("says what a needs-input session waits for", () => {
+  it("says what a needs-input session asks, in the kernel's words", () => {
     const s = makeRow({ session_id: "a", state: "needs-input" });
-    expect(waitingText({ ...s, waiting_for: "permission" })).toBe("waiting for: permission");
-    expect(waitingText({ ...s, current_tool: "Bash", tool_summary: "$ rm -rf build" })).toBe(
-      "waiting for: Bash · $ rm -rf build",
+    expect(waitingText({ ...s, asks: "asks to run: rm -rf build" })).toBe("asks to run: rm -rf build");
+    // an older kernel, without `asks`: the raw fields
+    expect(waitingText({ ...s, asks: null, waiting_for: "permission" })).toBe("permission");
+    expect(waitingText({ ...s, asks: null, current_tool: "Bash", tool_summary: "$ rm -rf build" })).toBe(
+      "Bash · $ rm -rf build",
     );
-    expect(waitingText(s)).toBe("waiting for your answer");
+    expect(waitingText({ ...s, asks: null })).toBe("waits for your answer");
   });
 
   it("joins error and error_detail", () => {

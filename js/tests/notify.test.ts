@@ -33,6 +33,7 @@ let focused = false;
 const views: (Mounted & { uninit(): void })[] = [];
 
 beforeEach(() => {
+  localStorage.clear();
   MockNotification.permission = "default";
   MockNotification.answer = "granted";
   MockNotification.instances = [];
@@ -66,9 +67,9 @@ function notification(session_id = "s1", at = 1, state: "review" | "needs-input"
   return { session_id, state, title: `${session_id} finished`, body: "All green", at };
 }
 
+/** The switch lives in the header: reachable without opening the sheet. */
 async function openToggle(root: HTMLElement) {
-  q<HTMLButtonElement>(root, ".pmux-bell").click();
-  return q<HTMLInputElement>(root, '.pmux-notify input[type="checkbox"]');
+  return q<HTMLInputElement>(root, '.pmux-header .pmux-notify input[type="checkbox"]');
 }
 
 describe("the desktop notifications toggle", () => {
@@ -123,6 +124,27 @@ describe("the desktop notifications toggle", () => {
     await flush();
     expect(allow.hidden).toBe(true);
     expect(fake.attrs.desktop_notifications).toBe(true);
+  });
+
+  it("is remembered per browser: a new kernel's widget starts with the user's choice", async () => {
+    MockNotification.permission = "granted";
+    const first = await show();
+    const box = await openToggle(first.root);
+    box.checked = true;
+    box.dispatchEvent(new Event("change"));
+    await flush();
+    const later = await show({ desktop_notifications: false });
+    expect(later.fake.attrs.desktop_notifications).toBe(true);
+    expect((await openToggle(later.root)).checked).toBe(true);
+  });
+
+  it("its note follows the browser's permission", async () => {
+    MockNotification.permission = "granted";
+    const { root } = await show({ desktop_notifications: true });
+    expect(q(root, ".pmux-notify-note").textContent).toBe("shown when this page is not in front");
+    MockNotification.permission = "denied"; // changed in the browser's site settings
+    document.dispatchEvent(new Event("visibilitychange"));
+    expect(q(root, ".pmux-notify-note").textContent).toContain("blocked");
   });
 
   it("follows the trait set from Python, and is disabled without the API", async () => {

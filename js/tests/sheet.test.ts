@@ -48,7 +48,7 @@ describe("the bell", () => {
 });
 
 describe("the sheet", () => {
-  it("opens from the bell with needs-input and review items, newest first", async () => {
+  it("opens from the bell: needs-input first, then review, each longest-waiting first", async () => {
     const { bell, sheet, ids } = await setup();
     expect(sheet.hidden).toBe(true);
     expect(bell.getAttribute("aria-controls")).toBe(sheet.id);
@@ -57,14 +57,14 @@ describe("the sheet", () => {
     expect(bell.getAttribute("aria-expanded")).toBe("true");
     expect(sheet.getAttribute("role")).toBe("dialog");
     expect(document.activeElement).toBe(sheet);
-    expect(ids()).toEqual(["asks", "failed", "old-review"]);
+    expect(ids()).toEqual(["asks", "old-review", "failed"]);
   });
 
   it("shows what needs-input waits for (no dismiss) and what review finished with", async () => {
     const { bell, sheet } = await setup();
     bell.click();
     const asks = q(sheet, '[data-session-id="asks"]');
-    expect(q(asks, ".pmux-sheet-detail").textContent).toBe("waiting for: Bash: rm -rf build");
+    expect(q(asks, ".pmux-sheet-detail").textContent).toBe("Bash: rm -rf build");
     expect(visible(asks.querySelector(".pmux-dismiss"))).toBe(false);
     const failed = q(sheet, '[data-session-id="failed"]');
     expect(q(failed, ".pmux-sheet-detail").textContent).toBe("overloaded: 529");
@@ -80,9 +80,44 @@ describe("the sheet", () => {
     button.focus();
     button.click();
     expect(fake.sent).toEqual([{ type: "dismiss", session_id: "failed" }]);
+    expect(q(sheet, '[data-session-id="failed"] .pmux-state').textContent).toBe("dismissing…");
     fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "failed", name: "failed", state: "idle" })] });
     expect(ids()).toEqual(["asks", "old-review"]);
     expect(document.activeElement).toBe(q(sheet, '[data-session-id="old-review"] .pmux-dismiss'));
+  });
+
+  it("answers a needs-input item in place: Approve and Deny name the dialog shown", async () => {
+    const rows = fleet().map((r) => (r.session_id === "asks" ? { ...r, dialog_token: "t-1" } : r));
+    const { fake, bell, sheet } = await setup(rows);
+    bell.click();
+    const asks = q(sheet, '[data-session-id="asks"]');
+    expect(visible(asks.querySelector(".pmux-act--peek"))).toBe(false);
+    q<HTMLButtonElement>(asks, ".pmux-act--deny").click();
+    expect(fake.sent).toEqual([{ type: "action", session_id: "asks", action: "deny", text: null, token: "t-1" }]);
+    expect(q(asks, ".pmux-state").textContent).toBe("denying…");
+    expect(sheet.querySelector('[data-session-id="failed"] .pmux-actions')).toBeNull();
+  });
+
+  it("marks all finished sessions seen at once", async () => {
+    const { fake, bell, sheet } = await setup();
+    const markAll = q<HTMLButtonElement>(sheet, ".pmux-mark-all");
+    bell.click();
+    expect(visible(markAll)).toBe(true);
+    markAll.click();
+    markAll.click(); // pending ones are not sent twice
+    expect(fake.sent).toEqual([
+      { type: "dismiss", session_id: "old-review" },
+      { type: "dismiss", session_id: "failed" },
+    ]);
+    fake.emitCustom({
+      type: "patch",
+      seq: 2,
+      upsert: [
+        makeRow({ session_id: "failed", name: "failed", state: "idle" }),
+        makeRow({ session_id: "old-review", name: "old", state: "idle" }),
+      ],
+    });
+    expect(visible(markAll)).toBe(false);
   });
 
   it("updates while open: keyed items, new ones in order", async () => {
@@ -94,7 +129,7 @@ describe("the sheet", () => {
       seq: 2,
       upsert: [makeRow({ session_id: "busy", name: "busy", state: "review", state_since: T0 + 1000 })],
     });
-    expect(ids()).toEqual(["busy", "asks", "failed", "old-review"]);
+    expect(ids()).toEqual(["asks", "old-review", "failed", "busy"]);
     expect(q(sheet, '[data-session-id="asks"]')).toBe(kept);
   });
 

@@ -19,9 +19,14 @@ from typing import Any, Literal, TypedDict, Union, get_args, get_origin, get_typ
 from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, Tracking, count_states
 
 __all__ = [
+    "AUTO_COMPACT_AT",
+    "CONTEXT_WARN_AT",
     "COUNT_KEYS",
     "SOURCE_LABELS",
     "SOURCE_PREFIXES",
+    "ActionMessage",
+    "ActionName",
+    "ActionResultMessage",
     "Counts",
     "DismissMessage",
     "Env",
@@ -34,13 +39,21 @@ __all__ = [
     "NotificationJSON",
     "NotifyMessage",
     "PatchMessage",
+    "PeekMessage",
+    "PeekResultMessage",
     "Row",
     "SessionJSON",
     "Snapshot",
     "StateName",
     "Traits",
+    "activity",
+    "answer",
+    "asks",
+    "context_window",
     "counts",
     "describe_source",
+    "notification_text",
+    "relative_paths",
     "row",
     "sample",
     "typescript",
@@ -85,6 +98,14 @@ class TmuxJSON(TypedDict):
     title: str
 
 
+class BackgroundTaskJSON(TypedDict):
+    """A task a turn left running (2.1.332+): a background agent, a shell."""
+
+    type: str
+    description: str
+    status: str
+
+
 class SessionJSON(TypedDict):
     """DESIGN.md "Session JSON": ``Session.to_json()``, exactly its keys."""
 
@@ -110,15 +131,27 @@ class SessionJSON(TypedDict):
     error: str | None
     ports: list[int]
     source: str
+    host: str | None
+    permission_mode: str | None
+    background_tasks: list[BackgroundTaskJSON]
 
 
 class Row(SessionJSON):
-    """A widget row: the session JSON plus what the view needs to explain it."""
+    """A widget row: the session JSON plus what the view needs to explain it, in the words the
+    notifications and ``status`` use too (paths relative to the session's folder)."""
 
     ended: bool
     waiting_for: str | None
     error_detail: str | None
     name: str
+    #: busy: the current tool and its argument ("Bash $ pytest -q", "Edit src/a.py (+1, -0)")
+    activity: str | None
+    #: needs-input: what is asked, in full words ("asks to run: pytest -q")
+    asks: str | None
+    #: the last answer, only when it answers the latest prompt (never a previous turn's)
+    answer: str | None
+    #: what an action on this row names (runtime.actions.dialog_token); "" when unknown
+    dialog_token: str
 
 
 def counts(sessions: Iterable[Session]) -> Counts:
@@ -126,8 +159,10 @@ def counts(sessions: Iterable[Session]) -> Counts:
     return count_states(s for s in sessions if not s.ended)  # type: ignore[return-value]
 
 
-def row(session: Session) -> Row:
-    """The widget's row of ``session``."""
+def row(session: Session, token: str = "") -> Row:
+    """The widget's row of ``session``; ``token`` is runtime.actions.dialog_token(session)
+    (the widget adds it: core cannot import the runtime), which a click sends back so a stale
+    click never acts on a newer dialog."""
     base: SessionJSON = session.to_json()  # type: ignore[assignment]  # keys pinned by a test
     return {
         **base,
@@ -135,7 +170,148 @@ def row(session: Session) -> Row:
         "waiting_for": session.waiting_for,
         "error_detail": session.error_detail,
         "name": session.name,
+        "activity": activity(session),
+        "asks": asks(session) if session.state is State.NEEDS_INPUT else None,
+        "answer": answer(session),
+        "dialog_token": token,
     }
+
+
+# --------------------------------------------------------------------------- what a session does
+
+#: A path longer than this is shortened in the middle; its file name is always kept.
+PATH_LIMIT = 40
+_PATH = re.compile(r"(?<![\w.:/-])(/[^\s\"'`]+)")
+
+
+def relative_paths(text: str, cwd: str | None) -> str:
+    """``text`` with absolute paths under ``cwd`` made relative to it, and every path longer than
+    :data:`PATH_LIMIT` shortened in the middle (``src/…/pay/payments.py``): the file name is the
+    part a reader needs, so it is never what gets cut."""
+    root = (cwd or "").rstrip("/")
+
+    def one(match: re.Match[str]) -> str:
+        path = match.group(1)
+        if root and path == root:
+            path = "."
+        elif root and path.startswith(root + "/"):
+            path = path[len(root) + 1 :]
+        return shorten_path(path)
+
+    return _PATH.sub(one, text) if "/" in text else text
+
+
+def shorten_path(path: str, limit: int = PATH_LIMIT) -> str:
+    """``path`` cut in the middle to about ``limit`` characters, keeping its first directory and
+    as many of its last parts as fit (the file name always)."""
+    if len(path) <= limit:
+        return path
+    parts = path.split("/")
+    first = 2 if path.startswith("/") else 1
+    head, middle, tail = "/".join(parts[:first]), parts[first:-1], parts[-1]
+    if not middle:
+        return path
+    for part in reversed(middle):
+        if len(head) + len(part) + len(tail) + 4 > limit:
+            break
+        tail = f"{part}/{tail}"
+    return f"{head}/…/{tail}"
+
+
+def activity(session: Session) -> str | None:
+    """The current tool and what it works on, paths relative to the session's folder."""
+    tool, summary = session.current_tool, session.tool_summary
+    if not tool and not summary:
+        return None
+    text = summary or tool or ""
+    if tool and summary and not summary.lower().startswith(tool.lower()):
+        text = f"{tool} {summary}"
+    return relative_paths(text, session.cwd)
+
+
+#: What a tool asks for, in words: ``{}`` is its argument (the summary without the tool name).
+_ASKS: Mapping[str, str] = {
+    "Bash": "asks to run: {}",
+    "Edit": "asks to edit {}",
+    "MultiEdit": "asks to edit {}",
+    "Write": "asks to write {}",
+    "Read": "asks to read {}",
+    "NotebookEdit": "asks to edit {}",
+    "WebFetch": "asks to fetch {}",
+    "WebSearch": "asks to search the web for {}",
+    "Grep": "asks to search for {}",
+    "Glob": "asks to list {}",
+}
+
+
+def asks(session: Session) -> str:
+    """What a needs-input session asks, in full words: the tool with its command or file
+    (relative to the session's folder), else Claude's own words, else that it waits."""
+    tool, summary = session.current_tool, session.tool_summary
+    if tool:
+        arg = summary or ""
+        if arg.lower().startswith(tool.lower()):
+            arg = arg[len(tool) :].strip()
+        if tool == "Bash" and arg.startswith("$ "):
+            arg = arg[2:]
+        arg = relative_paths(arg, session.cwd)
+        if not arg:
+            return f"asks to use {tool}"
+        return _ASKS.get(tool, f"asks to use {tool}: {{}}").format(arg)
+    if session.waiting_for:
+        return relative_paths(session.waiting_for, session.cwd)
+    return "waits for your answer"
+
+
+def answer(session: Session) -> str | None:
+    """The last answer, unless a newer prompt came after it (then it answers an older turn)."""
+    if not session.last_assistant:
+        return None
+    t = session.tracking
+    if t.prompt_at and t.assistant_at and t.assistant_at < t.prompt_at:
+        return None
+    if session.state in (State.BUSY, State.NEEDS_INPUT):
+        return None  # a turn is under way: whatever was said before belongs to the last one
+    return session.last_assistant
+
+
+def notification_text(session: Session) -> tuple[str, str]:
+    """The (title, body) of a desktop notification, in the rows' words (for core.tracker)."""
+    name = session.name
+    if session.state is State.NEEDS_INPUT:
+        return f"{name} needs you", asks(session)
+    if session.error:
+        body = session.error_detail or "the turn ended with an error"
+        return f"{name} stopped: {session.error}", body
+    return f"{name} finished its turn", answer(session) or "ready for review"
+
+
+# --------------------------------------------------------------------------- context window
+
+#: The context window by model id, first match wins: the 1M-context variants are named with
+#: a "[1m]" suffix (or "1M context" in their display name); every current Claude model has
+#: 200k otherwise.
+CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("[1m]", 1_000_000),
+    ("1m context", 1_000_000),
+    ("-1m", 1_000_000),
+)
+DEFAULT_CONTEXT_WINDOW = 200_000
+#: Claude Code compacts on its own when the context reaches about 92-95% of the window; the
+#: lower end is taken, so the warning can come early but never late.
+AUTO_COMPACT_AT = 0.92
+#: The share of the window from which a row warns that compaction is near (about 24k tokens,
+#: one or two turns that read files, before AUTO_COMPACT_AT on a 200k window).
+CONTEXT_WARN_AT = 0.80
+
+
+def context_window(model: str | None) -> int:
+    """The context window (tokens) of ``model``; 200k when unknown."""
+    name = (model or "").lower()
+    for marker, window in CONTEXT_WINDOWS:
+        if marker in name:
+            return window
+    return DEFAULT_CONTEXT_WINDOW
 
 
 # --------------------------------------------------------------------------- kernel → browser
@@ -185,7 +361,35 @@ class InstallResultMessage(TypedDict):
     message: str
 
 
-KernelMessage = Union[PatchMessage, NotifyMessage, InstallResultMessage]  # noqa: UP007
+#: What the browser may ask of a session (runtime.actions.ACTIONS).
+ActionName = Literal["approve", "deny", "interrupt", "send"]
+
+
+class ActionResultMessage(TypedDict):
+    """The answer to an ``action``: delivered (``ok``), or refused with the reason."""
+
+    type: Literal["action_result"]
+    session_id: str
+    action: str
+    ok: bool
+    message: str
+    queued: bool
+
+
+class PeekResultMessage(TypedDict):
+    """The answer to a ``peek``: the pane's last lines (read-only), or why they cannot be read."""
+
+    type: Literal["peek_result"]
+    session_id: str
+    ok: bool
+    lines: list[str]
+    dialog: str | None
+    message: str
+
+
+KernelMessage = Union[  # noqa: UP007
+    PatchMessage, NotifyMessage, InstallResultMessage, ActionResultMessage, PeekResultMessage
+]
 
 
 class HubInfo(TypedDict):
@@ -230,33 +434,65 @@ class InstallHooksMessage(TypedDict):
     type: Literal["install_hooks"]
 
 
-FrontendMessage = Union[DismissMessage, InstallHooksMessage]  # noqa: UP007
+class ActionMessage(TypedDict):
+    """Approve, deny, interrupt or send (``text``) to a session; ``token`` is the row's
+    ``dialog_token`` as shown when clicked (a changed state refuses the action)."""
+
+    type: Literal["action"]
+    session_id: str
+    action: ActionName
+    text: str | None
+    token: str | None
+
+
+class PeekMessage(TypedDict):
+    type: Literal["peek"]
+    session_id: str
+
+
+FrontendMessage = Union[  # noqa: UP007
+    DismissMessage, InstallHooksMessage, ActionMessage, PeekMessage
+]
 
 # --------------------------------------------------------------------------- source labels
 
-#: The plain-language "why" of a state, per exact ``source``.
+#: The plain-language "why" of a state, per exact ``source``: what the session did, in words a
+#: new user reads without knowing hooks or PID files (the raw ``source`` stays in the tooltip).
 SOURCE_LABELS: Mapping[str, str] = {
-    "transcript:interrupt": "interrupted (Esc)",
-    "pid:busy": "PID file says busy",
-    "pid:waiting": "PID file says waiting",
-    "pid:idle": "PID file says idle",
-    "pid:shell": "PID file says shell",
-    "pid:found": "found by its PID file",
-    "process:gone": "process exited",
-    "poll:stale-busy": "busy > 10 min, no process",
-    "poll:unknown-timeout": "unresolved for 10 min",
-    "user:dismiss": "dismissed",
-    "restart": "hub restarted, re-checking",
+    "hook:SessionStart": "started",
+    "hook:UserPromptSubmit": "got a prompt",
+    "hook:PreToolUse": "working",
+    "hook:PermissionRequest": "asked for permission",
+    "hook:Notification": "asked for your input",
+    "hook:PostToolUse": "permission answered",
+    "hook:PostToolUseFailure": "a tool failed",
+    "hook:Stop": "finished its turn",
+    "hook:StopFailure": "stopped on an error",
+    "hook:SessionEnd": "ended",
+    "transcript:interrupt": "interrupted",
+    "transcript:answer": "finished its turn",
+    "pid:busy": "working",
+    "pid:waiting": "waiting for you",
+    "pid:idle": "at its prompt",
+    "pid:shell": "running a shell command",
+    "pid:found": "found running",
+    "process:gone": "its process exited",
+    "poll:stale-busy": "no sign of work for 10 min",
+    "poll:unknown-timeout": "state unknown for 10 min",
+    "user:dismiss": "marked as seen",
+    "restart": "re-checking after a restart",
     "retired": "replaced (/clear or resume)",
-    "recovery:process-gone": "process gone at restart",
-    "recovery:transcript": "transcript ended cleanly",
-    "recovery:interrupt": "interrupted before restart",
+    "recovery:process-gone": "exited while the hub was down",
+    "recovery:transcript": "finished while the hub was down",
+    "recovery:interrupt": "interrupted while the hub was down",
+    # Not sent yet: the tracker does not tell a turn that waits for a background agent apart.
+    "wait:background-agent": "waiting for a background agent",
 }
 
-#: Sources not listed above, by prefix: ``{}`` is the rest ("hook:Stop" → "via Stop hook").
-#: ``recovery:`` wraps the label of the rest, which is looked up again.
+#: Sources not listed above, by prefix: ``{}`` is the rest ("hook:Elicitation" → "signal:
+#: Elicitation"). ``recovery:`` wraps the label of the rest, which is looked up again.
 SOURCE_PREFIXES: Mapping[str, str] = {
-    "hook:": "via {} hook",
+    "hook:": "signal: {}",
     "recovery:": "{} (at restart)",
 }
 
@@ -282,6 +518,7 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("Counts", Counts),
     ("Tokens", TokensJSON),
     ("TmuxLocation", TmuxJSON),
+    ("BackgroundTask", BackgroundTaskJSON),
     ("SessionJSON", SessionJSON),
     ("Row", Row),
     ("Snapshot", Snapshot),
@@ -293,14 +530,22 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("HubInfo", HubInfo),
     ("Env", Env),
     ("WidgetTraits", Traits),
+    ("ActionResultMessage", ActionResultMessage),
+    ("PeekResultMessage", PeekResultMessage),
     ("DismissMessage", DismissMessage),
     ("InstallHooksMessage", InstallHooksMessage),
+    ("ActionMessage", ActionMessage),
+    ("PeekMessage", PeekMessage),
 )
 _UNIONS: tuple[tuple[str, Any], ...] = (
     ("KernelMessage", KernelMessage),
     ("FrontendMessage", FrontendMessage),
 )
-_ALIASES: tuple[tuple[str, Any], ...] = (("State", StateName), ("Mode", Mode))
+_ALIASES: tuple[tuple[str, Any], ...] = (
+    ("State", StateName),
+    ("Mode", Mode),
+    ("ActionName", ActionName),
+)
 
 HEADER = (
     "// Generated from pmux_widget/core/contract.py (npm run contract): do not edit.\n"
@@ -375,6 +620,18 @@ def typescript() -> str:
         "/** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */\n"
         f"export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {prefixes};\n"
     )
+    windows = json.dumps([list(entry) for entry in CONTEXT_WINDOWS])
+    parts.append(
+        "/** The context window by model id: [marker, tokens], first match wins. */\n"
+        f"export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = {windows};\n"
+        f"export const DEFAULT_CONTEXT_WINDOW = {DEFAULT_CONTEXT_WINDOW};\n"
+    )
+    parts.append(
+        "/** Claude Code compacts on its own near this share of the context window. */\n"
+        f"export const AUTO_COMPACT_AT = {AUTO_COMPACT_AT};\n"
+        "/** From this share of the window on, a row warns that compaction is near. */\n"
+        f"export const CONTEXT_WARN_AT = {CONTEXT_WARN_AT};\n"
+    )
     return "\n".join(parts)
 
 
@@ -388,7 +645,17 @@ _SAMPLE_SOURCES = (
     "recovery:hook:Stop",
     "recovery:process-gone",
     "recovery:",
+    "hook:Elicitation",
     "something:new",
+)
+
+
+_SAMPLE_MODELS = (
+    "",
+    "claude-sonnet-4-5-20250929",
+    "claude-sonnet-4-5[1m]",
+    "Sonnet 4.5 (1M context)",
+    "claude-opus-4-1",
 )
 
 
@@ -419,6 +686,7 @@ def sample() -> dict[str, Any]:
         "rows": [row(s) for s in sessions],
         "counts": counts(sessions),
         "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
+        "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
     }
 
 
@@ -428,12 +696,16 @@ def sample_typescript() -> str:
     rows = "".join(f"    {json.dumps(r, ensure_ascii=False)},\n" for r in data["rows"])
     tally = json.dumps(data["counts"])
     sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
+    windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
     return (
         HEADER
         + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
-        + "type Sample = { rows: Row[]; counts: Counts; sources: Record<string, string> };\n"
+        + "type Sample = {\n"
+        + "  rows: Row[];\n  counts: Counts;\n  sources: Record<string, string>;\n"
+        + "  windows: Record<string, number>;\n};\n"
         + "export const SAMPLE: Sample = {\n"
-        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n}};\n"
+        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
+        + f"  windows: {windows},\n}};\n"
     )
 
 

@@ -121,9 +121,11 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     expect_row(lab, SID, "needs-input")
     wait_bell(lab, 1)
     wait_title_prefix(lab, 1)
-    # The group head's workspace dot follows its most urgent session.
-    group = lab.root().locator('section.pmux-group[data-workspace="acme-api"]')
-    assert "pmux-group--needs-input" in (group.get_attribute("class") or "")
+    # A needs-input row moves to the pinned "Needs you" block, saying what it asks.
+    group = lab.root().locator('section.pmux-group[data-group="Needs you"]')
+    assert group.locator(f'li[data-session-id="{SID}"]').count() == 1
+    line = seen_text(lab.row(SID).locator(".pmux-primary"))
+    assert line.strip() == "asks to run: pytest -q tests/test_retry.py", line
 
     fire(
         workspace,
@@ -158,13 +160,13 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     expect_row(lab, OTHER, "needs-input")
     wait_bell(lab, 2)
     wait_title_prefix(lab, 2)
-    # Most urgent first: the needs-input workspace is above the review one.
+    # Most urgent first: the pinned needs-input block is above the review one.
     order = (
         lab.root()
         .locator("section.pmux-group")
-        .evaluate_all("(els) => els.map((e) => e.dataset.workspace)")
+        .evaluate_all("(els) => els.map((e) => e.dataset.group)")
     )
-    assert order == ["web-app", "acme-api"], order
+    assert order == ["Needs you", "acme-api"], order
     lab.screenshot("states-bell-title")
 
 
@@ -495,7 +497,7 @@ FLEET: list[tuple[str, str, int, str, dict[str, int], list[tuple[str, dict[str, 
         "/home/dev/projects/acme-api",
         42,
         "The backoff is in; running the retry tests to check the cap.",
-        {"input": 1_840, "output": 6_210, "cache_read": 182_400, "cache_creation": 21_300},
+        {"input": 1_840, "output": 6_210, "cache_read": 132_400, "cache_creation": 21_300},
         [
             ("UserPromptSubmit", {"prompt": "make the retry helper back off exponentially"}),
             (
@@ -558,7 +560,7 @@ FLEET: list[tuple[str, str, int, str, dict[str, int], list[tuple[str, dict[str, 
         "/home/dev/projects/ml-training",
         130,
         "Two agents are sweeping the schedules; summarising as they finish.",
-        {"input": 3_100, "output": 14_800, "cache_read": 402_000, "cache_creation": 48_000},
+        {"input": 3_100, "output": 14_800, "cache_read": 122_000, "cache_creation": 48_000},
         [
             ("UserPromptSubmit", {"prompt": "compare the three LR schedules"}),
             ("SubagentStart", {"agent_id": "agent-1", "agent_type": "general-purpose"}),

@@ -1,4 +1,6 @@
-// The header: title, the bell with the attention count, and small per-state counts.
+// The header: title, the bell with the attention count, small per-state counts (each with
+// its state's shape, so they read without color), and the tools: the grouping switch and the
+// desktop-notifications switch.
 import { bellIcon, el, setAttr, setClass, setData, setHidden, text } from "../dom";
 import { plural } from "../format";
 import { LABEL, PRIORITY } from "../states";
@@ -12,7 +14,7 @@ export class Header {
   private readonly chips = new Map<State, { el: HTMLSpanElement; text: Text }>();
   private attention = -1;
 
-  constructor(sheetId: string, onBell: () => void) {
+  constructor(sheetId: string, onBell: () => void, tools: HTMLElement[] = []) {
     this.el = el("div", "pmux-header");
     const top = this.el.appendChild(el("div", "pmux-header-top"));
     top.appendChild(el("span", "pmux-title", "Claude sessions"));
@@ -40,6 +42,12 @@ export class Header {
       const dot = chip.appendChild(el("span", `pmux-dot pmux-dot--${state} pmux-dot--static`));
       dot.setAttribute("aria-hidden", "true");
       this.chips.set(state, { el: chip, text: text(chip) });
+    }
+    if (tools.length) {
+      const row = this.el.appendChild(el("div", "pmux-tools"));
+      for (const tool of tools) row.appendChild(tool);
+      // Shown (CSS) while the list holds a new order back for the pointer or focus in it.
+      row.appendChild(el("span", "pmux-order-waits", "order updates when you leave the list"));
     }
   }
 

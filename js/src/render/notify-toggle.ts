@@ -1,10 +1,16 @@
-// The desktop-notifications switch, bound to the `desktop_notifications` trait. Turning it on
-// asks the browser for permission (inside the click, as browsers require); a refusal turns the
-// option back off and says why, so the switch never claims notifications that cannot appear.
-// When the option was turned on from Python, nobody clicked: an "Allow" button asks then.
+// The desktop-notifications switch in the header, bound to the `desktop_notifications` trait
+// and remembered per browser (a new kernel starts with the trait off: the browser's choice
+// wins). Turning it on asks the browser for permission (inside the click, as browsers
+// require); a refusal turns the option back off and says why, so the switch never claims
+// notifications that cannot appear. When the option was turned on from Python or restored,
+// nobody clicked: an "Allow" button asks then. The note follows the browser's permission
+// (the Permissions API's change event, and whenever the page comes back into view).
 import { el, setData, setHidden, text } from "../dom";
 import type { Model } from "../link";
 import { notifier, permission, requestPermission, type Permission } from "../notify";
+import { loadPref, savePref } from "../prefs";
+
+const PREF = "notifications";
 
 let nextId = 0;
 
@@ -22,7 +28,8 @@ export class NotifyToggle {
     this.input.type = "checkbox";
     this.input.setAttribute("role", "switch");
     this.input.id = `pmux-notify-${++nextId}`;
-    label.appendChild(document.createTextNode(" Desktop notifications"));
+    label.appendChild(document.createTextNode(" Notify"));
+    label.title = "Desktop notifications when a session needs you and this page is not in front";
     const note = this.el.appendChild(el("span", "pmux-notify-note"));
     note.id = `${this.input.id}-note`;
     this.input.setAttribute("aria-describedby", note.id);
@@ -33,11 +40,35 @@ export class NotifyToggle {
     this.allow.addEventListener("click", () => void this.toggle(true));
     this.input.addEventListener("change", () => void this.toggle(this.input.checked));
     model.on("change:desktop_notifications", this.onTrait);
+    const stored = loadPref(PREF);
+    if (stored !== null && (stored === "on") !== (model.get("desktop_notifications") === true)) {
+      this.save(stored === "on", false);
+    }
     this.sync();
+    document.addEventListener("visibilitychange", this.onTrait);
+    void this.watchPermission();
   }
 
+  private permissionStatus: PermissionStatus | null = null;
+
+  private async watchPermission(): Promise<void> {
+    try {
+      const status = await navigator.permissions?.query({ name: "notifications" as PermissionName });
+      if (!status || this.destroyed) return;
+      this.permissionStatus = status;
+      status.addEventListener("change", this.onTrait);
+    } catch {
+      // no Permissions API: the note is re-checked when the page comes back into view
+    }
+  }
+
+  private destroyed = false;
+
   destroy(): void {
+    this.destroyed = true;
     this.model.off("change:desktop_notifications", this.onTrait);
+    document.removeEventListener("visibilitychange", this.onTrait);
+    this.permissionStatus?.removeEventListener("change", this.onTrait);
   }
 
   /** Reflect the trait and the browser's permission. */
@@ -62,7 +93,8 @@ export class NotifyToggle {
     this.sync();
   }
 
-  private save(on: boolean): void {
+  private save(on: boolean, remember = true): void {
+    if (remember) savePref(PREF, on ? "on" : "off");
     if (this.model.get("desktop_notifications") !== on) {
       this.model.set("desktop_notifications", on);
       this.model.save_changes();

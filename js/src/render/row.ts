@@ -4,35 +4,60 @@
 //
 // The row is lean because 500 of them must render within 150 ms (P10, measured in jsdom where
 // every element costs far more than a text node):
-//   <li class="pmux-row pmux-row--busy">      its ::before is the dot
+//   <li class="pmux-row pmux-row--busy" tabindex="0" aria-label="…">   its ::before is the dot
 //     <span class="pmux-name">                 name (ellipsis)
 //     <span class="pmux-status">               "busy · 12s": ONE text node, the only one the
 //                                              once-a-second tick rewrites
 //     [<button class="pmux-dismiss">]          review rows only, created when first needed
 //     <div class="pmux-lines">                 white-space: pre, one ellipsis per line:
-//        tool or what needs-input waits for ⏎  [<span class="pmux-error">error ⏎</span>]
-//        snippet ⏎  [badges] tokens · ctx · why
-// The first line is emphasised by CSS (::first-line): it is what the session does now.
-// Tooltips (cwd and ids, full lines, token breakdown) are written when the pointer or focus
-// first reaches the row (wantTitles).
+//        <span class="pmux-primary">           what it does now, asks, or answered ⏎
+//        [<span class="pmux-error">error ⏎</span>]
+//        secondary ⏎                           busy / needs-input: the prompt it works on
+//        [badges] ctx 83% · why
+// Which words per state (never a previous turn's answer under a new state):
+//   busy         the current tool (or "thinking") / the user's prompt
+//   needs-input  what it asks, in full words / the user's prompt
+//   review       its answer (or the error) — idle, unknown, ended: the answer, if any
+// Tooltips (cwd and ids, full lines, token breakdown, the raw source) are written when the
+// pointer or focus first reaches the row (wantTitles).
 import { el, setAttr, setClass, setData, setHidden, text } from "../dom";
 import {
   contextText,
+  contextWarning,
+  contextWindow,
   describeSource,
   errorText,
   formatAge,
+  inlineCode,
   plural,
-  tokensText,
   tokensTitle,
-  toolText,
   waitingText,
 } from "../format";
 import { LABEL, rank } from "../states";
 import type { Row } from "../types";
+import { ActionsBar, type ActionHandlers } from "./actions";
 import { canDismiss, DismissButton, type DismissActions } from "./dismiss";
 
+/** A click not answered yet (Jupyter delivers widget messages only when the running cell
+ * ends), or answered and waiting for the state to move. */
+export interface Pending {
+  /** the row's status meanwhile ("dismissing…", "sent") */
+  label: string;
+  /** when it was sent (the browser's clock) */
+  since: number;
+  /** the kernel answered (the click was delivered) */
+  answered: boolean;
+}
+
 /** What a row (and the sheet) can ask of the view. */
-export type RowActions = DismissActions;
+export interface RowActions extends DismissActions, ActionHandlers {
+  pending(sessionId: string): Pending | null;
+}
+
+/** After this long without an answer, a row says why its click waits. */
+export const KERNEL_BUSY_AFTER_MS = 1000;
+export const KERNEL_BUSY_NOTE =
+  "waiting for the kernel: Jupyter delivers clicks when the running cell ends";
 
 /** The key rows are grouped by (tmux session, else project directory). */
 export function workspaceOf(row: Row): string {
@@ -41,45 +66,85 @@ export function workspaceOf(row: Row): string {
 
 /** The row's detail lines, as text. */
 export interface RowLines {
-  tool: string | null;
+  /** what it does now, asks, or answered (may hold `inline code`) */
+  primary: string | null;
   error: string | null;
-  snippet: string | null;
+  /** the prompt it works on (busy, needs-input) */
+  secondary: string | null;
   meta: string;
 }
 
 export function rowLines(row: Row): RowLines {
-  const tool = row.ended
-    ? null
-    : row.state === "needs-input"
-      ? waitingText(row)
-      : toolText(row.current_tool, row.tool_summary);
-  let meta = tokensText(row.tokens);
-  const ctx = contextText(row.context_tokens);
-  if (ctx) meta = meta ? `${meta} · ${ctx}` : ctx;
-  if (!row.running && !row.ended) meta = meta ? `${meta} · not running` : "not running";
+  const error = errorText(row);
+  let primary: string | null;
+  let secondary: string | null = null;
+  const prompt = row.last_prompt ? `“${row.last_prompt}”` : null;
+  if (row.ended) {
+    primary = row.answer;
+  } else if (row.state === "needs-input") {
+    primary = waitingText(row);
+    secondary = prompt;
+  } else if (row.state === "busy") {
+    primary = row.activity ?? (row.compacting ? "compacting its context" : "thinking");
+    secondary = prompt;
+  } else if (row.state === "review") {
+    primary = error === null ? (row.answer ?? "finished its turn") : row.answer;
+  } else {
+    primary = row.answer;
+  }
+  const parts: string[] = [];
+  const ctx = contextText(row.context_tokens, contextWindow(row.model));
+  if (ctx) parts.push(ctx);
+  if (!row.running && !row.ended) parts.push("not running");
   const why = describeSource(row.source);
-  if (why) meta = meta ? `${meta} · ${why}` : why;
-  return { tool, error: errorText(row), snippet: row.last_assistant, meta };
+  if (why) parts.push(why);
+  return { primary, error, secondary, meta: parts.join(" · ") };
+}
+
+/** What a screen reader says for the row: state, name, and what it waits for or does. */
+export function rowLabel(row: Row, lines: RowLines = rowLines(row)): string {
+  const state = row.ended ? "ended" : LABEL[row.state];
+  const what = lines.error ?? lines.primary;
+  return what ? `${row.name}, ${state}: ${what}` : `${row.name}, ${state}`;
+}
+
+/** Fill `node` with `value`, its `backtick` parts as <code>. */
+export function setInline(node: HTMLElement, value: string): void {
+  const parts = inlineCode(value);
+  if (parts.length === 1 && !parts[0]!.code) {
+    const only = node.firstChild;
+    if (only && only.nodeType === 3 && !only.nextSibling) setData(only as Text, value);
+    else node.replaceChildren(value);
+    return;
+  }
+  node.replaceChildren(...parts.map((p) => (p.code ? el("code", undefined, p.text) : p.text)));
 }
 
 export class RowView {
   readonly el: HTMLLIElement;
   row: Row;
-  /** sort keys, read by the lists (priority, then name) */
+  /** sort keys, read by the lists (priority, then time in state for attention, then name) */
   rank = 0;
   sortName = "";
+  since = 0;
 
   private readonly nameEl: HTMLSpanElement;
   private readonly nameText: Text;
   private readonly statusText: Text;
   private readonly lines: HTMLDivElement;
-  private readonly toolText: Text;
-  private readonly snippetText: Text;
+  private readonly primaryEl: HTMLSpanElement;
+  private primaryValue = "";
+  private readonly secondaryText: Text;
   private readonly metaText: Text;
   private errorEl: HTMLSpanElement | null = null;
   private compactBadge: HTMLSpanElement | null = null;
   private agentsBadge: HTMLSpanElement | null = null;
+  private ctxBadge: HTMLSpanElement | null = null;
+  private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
+  private bar: ActionsBar | null = null;
+  /** the row had the focus once: its actions bar is kept (shown while it has the focus) */
+  private wantsBar = false;
   private rowClass = "";
   private linesClass = "";
   private label = "";
@@ -95,29 +160,50 @@ export class RowView {
     this.row = row;
     const li = (this.el = document.createElement("li"));
     li.setAttribute("data-session-id", row.session_id); // (not dataset: slow in jsdom)
+    li.tabIndex = 0;
     this.nameEl = li.appendChild(el("span", "pmux-name"));
     this.nameText = text(this.nameEl);
     this.statusText = text(li.appendChild(el("span", "pmux-status")));
     this.lines = li.appendChild(el("div"));
-    this.toolText = text(this.lines);
-    this.snippetText = text(this.lines);
+    this.primaryEl = this.lines.appendChild(el("span", "pmux-primary"));
+    this.secondaryText = text(this.lines);
     this.metaText = text(this.lines);
     this.render(row, now);
   }
 
-  /** Show `row`. Returns true when its sort key (state or name) changed. */
+  /** Show `row`. Returns true when its sort key (state, time in state or name) changed. */
   update(row: Row, now: number): boolean {
     const before = this.rank;
     const name = this.sortName;
+    const since = this.since;
     this.row = row;
     this.render(row, now);
-    return this.rank !== before || this.sortName !== name;
+    return this.rank !== before || this.sortName !== name || this.since !== since;
+  }
+
+  /** Redraw the same row (a click is now pending, or was answered). */
+  refresh(now: number): void {
+    this.render(this.row, now);
   }
 
   /** The once-a-second refresh: rewrites the status text node only, and only if the age
    * changed ("12s" → "13s"; "4m" stays for a minute). */
   tick(now: number): void {
-    this.setStatus(this.label, formatAge(this.row.state_since, now));
+    const pending = this.actions.pending(this.row.session_id);
+    this.setStatus(pending ? pending.label : this.stateLabel(), formatAge(this.row.state_since, now));
+    if (pending) this.showPending(pending);
+  }
+
+  /** The row got the focus: build its actions bar (needs-input rows have it from the start). */
+  wantActions(): void {
+    if (this.wantsBar) return;
+    this.wantsBar = true;
+    this.refresh(Date.now());
+  }
+
+  /** The row leaves the list for good: stop its peek. */
+  dispose(): void {
+    this.bar?.close();
   }
 
   /** The pointer or focus reached the row: from now on its tooltips are kept. */
@@ -127,12 +213,16 @@ export class RowView {
     this.fillTitles();
   }
 
+  private stateLabel(): string {
+    return this.row.ended ? "ended" : LABEL[this.row.state];
+  }
+
   private fillTitles(): void {
     const row = this.row;
     setAttr(this.nameEl, "title", nameTitle(row));
-    const { tool, error, snippet, meta } = rowLines(row);
-    const full = [tool, error, snippet, meta, tokensTitle(row.tokens, row.context_tokens)];
-    if (row.source) full.push(`source ${row.source}`);
+    const { primary, error, secondary, meta } = rowLines(row);
+    const full = [primary, error, secondary, meta, tokensTitle(row.tokens, row.context_tokens, contextWindow(row.model))];
+    if (row.source) full.push(`signal ${row.source}`);
     setAttr(this.lines, "title", full.filter(Boolean).join("\n"));
   }
 
@@ -143,10 +233,21 @@ export class RowView {
     this.statusText.data = age ? `${label} · ${age}` : label;
   }
 
+  private showPending(pending: Pending | null): void {
+    const waiting = pending !== null && !pending.answered && Date.now() - pending.since >= KERNEL_BUSY_AFTER_MS;
+    if (waiting && !this.pendingEl) {
+      this.pendingEl = el("span", "pmux-pending", `${KERNEL_BUSY_NOTE}\n`);
+      this.pendingEl.setAttribute("role", "status");
+      this.lines.insertBefore(this.pendingEl, this.primaryEl);
+    }
+    if (this.pendingEl) setHidden(this.pendingEl, !waiting);
+  }
+
   private render(row: Row, now: number): void {
     const state = row.state;
     this.rank = rank(state);
     this.sortName = row.name;
+    this.since = row.state_since;
 
     const rowClass = `pmux-row pmux-row--${state}${row.ended ? " pmux-row--ended" : ""}`;
     if (rowClass !== this.rowClass) {
@@ -154,7 +255,9 @@ export class RowView {
       setClass(this.el, rowClass);
     }
     setData(this.nameText, row.name);
-    this.setStatus(row.ended ? "ended" : LABEL[state], formatAge(row.state_since, now));
+    const pending = this.actions.pending(row.session_id);
+    this.setStatus(pending ? pending.label : this.stateLabel(), formatAge(row.state_since, now));
+    this.showPending(pending);
 
     // The dismiss button: created when the row first needs it, then kept (hidden or shown).
     if (canDismiss(row) && !this.dismissBtn) {
@@ -164,19 +267,24 @@ export class RowView {
     this.dismissBtn?.update(row, this.actions);
 
     // The lines. Every line but the last ends with its own newline, so an absent line leaves
-    // no gap; the meta line (tokens, context, why) is always last.
-    const { tool, error, snippet, meta } = rowLines(row);
-    setData(this.toolText, tool === null ? "" : `${tool}\n`);
+    // no gap; the meta line (context, why) is always last.
+    const lines = rowLines(row);
+    const { primary, error, secondary, meta } = lines;
+    const primaryValue = primary === null ? "" : `${primary}\n`;
+    if (primaryValue !== this.primaryValue) {
+      this.primaryValue = primaryValue;
+      setInline(this.primaryEl, primaryValue);
+    }
     if (error !== null && !this.errorEl) {
       this.errorEl = el("span", "pmux-error");
       this.errorEl.appendChild(document.createTextNode(""));
-      this.lines.insertBefore(this.errorEl, this.snippetText);
+      this.lines.insertBefore(this.errorEl, this.primaryEl);
     }
     if (this.errorEl) {
       setHidden(this.errorEl, error === null);
       setData(this.errorEl.firstChild as Text, error === null ? "" : `${error}\n`);
     }
-    setData(this.snippetText, snippet === null ? "" : `${snippet}\n`);
+    setData(this.secondaryText, secondary === null ? "" : `${secondary}\n`);
     setData(this.metaText, meta);
 
     const compacting = row.compacting && !row.ended;
@@ -191,13 +299,31 @@ export class RowView {
       setHidden(this.agentsBadge, agents === 0);
       if (agents > 0) setData(this.agentsBadge.firstChild as Text, plural(agents, "agent"));
     }
+    const warning = row.ended || compacting ? null : contextWarning(row.context_tokens, contextWindow(row.model));
+    if (warning !== null && !this.ctxBadge) this.ctxBadge = this.badge("pmux-badge pmux-badge--warn", "");
+    if (this.ctxBadge) {
+      setHidden(this.ctxBadge, warning === null);
+      if (warning !== null) setData(this.ctxBadge.firstChild as Text, warning);
+    }
 
     // With only the meta line left, it must not get the first line's emphasis.
-    const onlyMeta = tool === null && error === null && snippet === null;
+    const onlyMeta = primary === null && error === null && secondary === null;
     const linesClass = onlyMeta ? "pmux-lines pmux-lines--meta-only" : "pmux-lines";
     if (linesClass !== this.linesClass) {
       this.linesClass = linesClass;
       setClass(this.lines, linesClass);
+    }
+    setAttr(this.el, "aria-label", rowLabel(row, lines));
+
+    if (!this.bar && !row.ended && (this.wantsBar || state === "needs-input")) {
+      this.bar = new ActionsBar(row, this.actions);
+      this.el.appendChild(this.bar.el);
+    }
+    if (this.bar) {
+      this.bar.update(row);
+      const open = state === "needs-input" || this.bar.peeking;
+      setClass(this.bar.el, open ? "pmux-actions pmux-actions--open" : "pmux-actions");
+      setHidden(this.bar.el, row.ended);
     }
 
     if (this.titled) this.fillTitles();

@@ -1,12 +1,14 @@
-// The bell's sheet: the sessions that need the user (needs-input and review), newest first,
-// each with what it waits for or what it finished with; review items can be dismissed.
+// The bell's sheet: the sessions that need the user — needs-input first, then review, each
+// longest-waiting first — with what it asks or what it finished with (the rows' words);
+// review items can be dismissed one by one or all at once ("Mark all seen").
 // Items are keyed by session id like the rows, so an open sheet keeps its nodes (and the
 // keyboard focus) while patches arrive.
 import { el, reorder, setAttr, setClass, setData, setHidden, text } from "../dom";
 import { errorText, formatAge, waitingText } from "../format";
 import { byCode } from "../order";
-import { LABEL, isAttention } from "../states";
+import { LABEL, isAttention, rank } from "../states";
 import type { Row } from "../types";
+import { ActionsBar } from "./actions";
 import { DismissButton } from "./dismiss";
 import type { RowActions } from "./row";
 
@@ -22,6 +24,7 @@ class SheetItem {
   private readonly detail: HTMLDivElement;
   private readonly detailText: Text;
   private readonly dismiss: DismissButton;
+  private bar: ActionsBar | null = null;
 
   constructor(row: Row, now: number, actions: RowActions) {
     this.row = row;
@@ -44,15 +47,24 @@ class SheetItem {
     setClass(this.dot, `pmux-dot pmux-dot--${row.state}`);
     setClass(this.el, `pmux-sheet-item pmux-sheet-item--${row.state}`);
     setData(this.name, row.name);
-    setData(this.state, LABEL[row.state]);
     this.tick(now);
     this.dismiss.update(row, actions);
+    const pending = actions.pending(row.session_id);
+    setData(this.state, pending ? pending.label : LABEL[row.state]);
     const review = row.state === "review";
     const error = errorText(row);
-    const detail = review ? (error ?? row.last_assistant ?? "finished") : waitingText(row);
+    const detail = review ? (error ?? row.answer ?? "finished its turn") : waitingText(row);
     setData(this.detailText, detail);
     setAttr(this.detail, "title", detail);
     setClass(this.detail, `pmux-line pmux-sheet-detail${review && error !== null ? " pmux-error" : ""}`);
+    if (row.state === "needs-input" && !this.bar) {
+      this.bar = new ActionsBar(row, actions, false);
+      this.el.appendChild(this.bar.el);
+    }
+    if (this.bar) {
+      this.bar.update(row);
+      setHidden(this.bar.el, row.state !== "needs-input");
+    }
   }
 
   tick(now: number): void {
@@ -60,11 +72,18 @@ class SheetItem {
   }
 }
 
-/** Attention rows, newest first (by the time they entered their state), then by name. */
+/** Attention rows: needs-input before review (a blocked session before a finished one), each
+ * longest-waiting first, then by name. */
 export function attentionRows(rows: Iterable<Row>): Row[] {
   const items: Row[] = [];
   for (const row of rows) if (!row.ended && isAttention(row.state)) items.push(row);
-  return items.sort((a, b) => b.state_since - a.state_since || byCode(a.name, b.name));
+  return items.sort(
+    (a, b) =>
+      rank(a.state) - rank(b.state) ||
+      a.state_since - b.state_since ||
+      byCode(a.name, b.name) ||
+      byCode(a.session_id, b.session_id),
+  );
 }
 
 export class Sheet {
@@ -72,13 +91,13 @@ export class Sheet {
   readonly id = `pmux-sheet-${++nextId}`;
   private readonly list: HTMLUListElement;
   private readonly empty: HTMLParagraphElement;
+  readonly markAll: HTMLButtonElement;
   private readonly items = new Map<string, SheetItem>();
   isOpen = false;
 
   constructor(
     private readonly actions: RowActions,
     onClose: () => void,
-    footer: HTMLElement,
   ) {
     this.el = el("div", "pmux-sheet");
     this.el.id = this.id;
@@ -88,13 +107,22 @@ export class Sheet {
     this.el.setAttribute("aria-label", "Sessions that need you");
     const head = this.el.appendChild(el("div", "pmux-sheet-head"));
     head.appendChild(el("span", "pmux-sheet-title", "Needs you"));
+    this.markAll = head.appendChild(el("button", "pmux-mark-all", "Mark all seen"));
+    this.markAll.type = "button";
+    this.markAll.title = "Mark every finished session as seen (review → idle)";
+    this.markAll.addEventListener("click", () => {
+      for (const item of this.items.values()) {
+        const id = item.row.session_id;
+        if (item.row.state === "review" && !actions.isDismissPending(id)) actions.dismiss(id);
+      }
+    });
     const close = head.appendChild(el("button", "pmux-sheet-close", "×"));
     close.type = "button";
     close.setAttribute("aria-label", "Close");
     close.addEventListener("click", onClose);
     this.empty = this.el.appendChild(el("p", "pmux-sheet-empty", "Nothing needs you right now."));
     this.list = this.el.appendChild(el("ul", "pmux-sheet-items"));
-    this.el.appendChild(footer);
+    this.list.setAttribute("aria-label", "Sessions that need you, the longest waiting first");
   }
 
   show(rows: Iterable<Row>, now: number): void {
@@ -125,7 +153,7 @@ export class Sheet {
     for (const row of wanted) {
       let item = this.items.get(row.session_id);
       if (item) {
-        if (item.row !== row) item.update(row, now, this.actions);
+        item.update(row, now, this.actions);
       } else {
         item = new SheetItem(row, now, this.actions);
         this.items.set(row.session_id, item);
@@ -134,6 +162,7 @@ export class Sheet {
     }
     reorder(this.list, nodes);
     setHidden(this.empty, wanted.length > 0);
+    setHidden(this.markAll, !wanted.some((r) => r.state === "review"));
     if (focusLostAt >= 0) this.refocus(nodes, focusLostAt);
   }
 

@@ -6,7 +6,11 @@ import { el, setClass } from "../dom";
 import type { Link, Model } from "../link";
 import type { StoreEvent } from "../store";
 import { titleManager } from "../title";
-import type { Env, FrontendMessage, InstallResult } from "../types";
+import type { Answer } from "../link";
+import type { ActionName, Env, FrontendMessage, InstallResult, Row } from "../types";
+import type { ActionState } from "./actions";
+import { SidebarTab } from "../sidebar-tab";
+import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
 import { SessionList } from "./list";
 import { NotifyToggle } from "./notify-toggle";
@@ -28,8 +32,15 @@ export class WidgetView {
   readonly sheet: Sheet;
   readonly screens: Screens;
   private readonly toggle: NotifyToggle;
+  readonly grouping: GroupingSwitch;
+  private readonly tab: SidebarTab;
   private readonly now: () => number;
-  private readonly pendingDismiss = new Set<string>();
+  /** the latest click per session, until the session's state moves (see actions.ts) */
+  private readonly clicks = new Map<string, ActionState & { key: string }>();
+  /** open peeks: the last lines read (null until the first answer) */
+  private readonly peeks = new Map<string, { lines: string[]; message: string } | null>();
+  /** a peek was asked and not answered yet: no second one is queued behind a busy kernel */
+  private readonly peekAsked = new Set<string>();
   private installing = false;
   /** env.install_result when Install was clicked: a different object later is the answer */
   private installResultAtClick: InstallResult | null = null;
@@ -45,15 +56,29 @@ export class WidgetView {
     this.now = options.now ?? (() => link.store.kernelNow());
     const actions: RowActions = {
       dismiss: (id) => this.dismiss(id),
-      isDismissPending: (id) => this.pendingDismiss.has(id),
+      isDismissPending: (id) => {
+        const click = this.clicks.get(id);
+        return click?.action === "dismiss" && !click.refused;
+      },
+      pending: (id) => {
+        const click = this.clicks.get(id);
+        return click && !click.refused ? click : null;
+      },
+      act: (id, action, text) => this.act(id, action, text),
+      peek: (id, open) => this.peek(id, open),
+      actionState: (id) => this.clicks.get(id) ?? null,
+      peekLines: (id) => this.peeks.get(id) ?? null,
     };
 
     this.root = el("div", "pmux-root");
     this.toggle = new NotifyToggle(model);
-    this.sheet = new Sheet(actions, () => this.closeSheet(true), this.toggle.el);
-    this.header = new Header(this.sheet.id, () => this.toggleSheet());
+    this.sheet = new Sheet(actions, () => this.closeSheet(true));
+    const grouping = storedGrouping();
+    this.grouping = new GroupingSwitch(grouping, (g) => this.list.setGrouping(g, this.now()));
+    this.header = new Header(this.sheet.id, () => this.toggleSheet(), [this.grouping.el, this.toggle.el]);
     this.screens = new Screens(() => this.install());
-    this.list = new SessionList(actions);
+    this.list = new SessionList(actions, grouping);
+    this.tab = new SidebarTab(this.root);
     this.root.append(
       this.screens.note,
       this.header.el,
@@ -79,6 +104,7 @@ export class WidgetView {
         this.refreshScreens();
       }),
     );
+    this.cleanups.push(link.onAnswer((answer) => this.onAnswer(answer)));
     this.listen("change:env", () => {
       const result = this.env()?.install_result ?? null;
       if (this.installing && result !== this.installResultAtClick) this.installing = false;
@@ -103,9 +129,13 @@ export class WidgetView {
     document.addEventListener("pointerdown", onPointer);
     this.cleanups.push(() => document.removeEventListener("pointerdown", onPointer));
 
-    const timer = setInterval(() => this.tick(), options.tickMs ?? 1000);
+    const timer = setInterval(() => {
+      this.tick();
+      this.refreshPeeks();
+    }, options.tickMs ?? 1000);
     this.cleanups.push(() => clearInterval(timer));
     this.cleanups.push(() => titleManager().remove(this));
+    this.cleanups.push(() => this.tab.dispose());
   }
 
   destroy(): void {
@@ -118,6 +148,8 @@ export class WidgetView {
 
   tick(): void {
     const now = this.now();
+    // (the widget may have been docked after its first draw: its tab is looked for again)
+    this.tab.set(this.link.store.counts.attention);
     this.list.tick(now);
     this.sheet.tick(now);
   }
@@ -144,13 +176,20 @@ export class WidgetView {
     const store = this.link.store;
     const now = this.now();
     if (event.kind === "reset") {
-      this.pendingDismiss.clear();
+      for (const [id, click] of this.clicks) {
+        const row = store.rows.get(id);
+        if (!row || this.moved(click, row)) this.clicks.delete(id);
+      }
       this.list.reset(store.rows.values(), now);
     } else {
       for (const row of event.upserted) {
-        if (row.state !== "review" || row.ended) this.pendingDismiss.delete(row.session_id);
+        const click = this.clicks.get(row.session_id);
+        if (click && this.moved(click, row)) this.clicks.delete(row.session_id);
       }
-      for (const id of event.removed) this.pendingDismiss.delete(id);
+      for (const id of event.removed) {
+        this.clicks.delete(id);
+        this.peeks.delete(id);
+      }
       this.list.apply(event.upserted, event.removed, now);
     }
     this.header.setCounts(store.counts);
@@ -159,9 +198,83 @@ export class WidgetView {
     this.refreshTitle();
   }
 
+  /** A click is over once its session's state moved. The kernel answers every dismiss with
+   * the row, so for a dismiss any row that is no longer in review ends it too. */
+  private moved(click: ActionState & { key: string }, row: Row): boolean {
+    if (row.ended || `${row.state}:${row.state_since}` !== click.key) return true;
+    return click.action === "dismiss" && row.state !== "review";
+  }
+
+  private remember(sessionId: string, action: ActionName | "dismiss", label: string): void {
+    const row = this.link.store.rows.get(sessionId);
+    const key = row ? `${row.state}:${row.state_since}` : "";
+    this.clicks.set(sessionId, { action, label, since: Date.now(), answered: false, refused: null, key });
+  }
+
   private dismiss(sessionId: string): void {
-    this.pendingDismiss.add(sessionId);
+    this.remember(sessionId, "dismiss", "dismissing…");
     this.send({ type: "dismiss", session_id: sessionId });
+    this.redraw(sessionId);
+  }
+
+  private act(sessionId: string, action: ActionName, text?: string): void {
+    const row = this.link.store.rows.get(sessionId);
+    this.remember(sessionId, action, ACTING[action]);
+    this.send({
+      type: "action",
+      session_id: sessionId,
+      action,
+      text: text ?? null,
+      token: row?.dialog_token || null,
+    });
+    this.redraw(sessionId);
+  }
+
+  private peek(sessionId: string, open: boolean): void {
+    if (!open) {
+      this.peeks.delete(sessionId);
+      return;
+    }
+    this.peeks.set(sessionId, null);
+    this.askPeek(sessionId);
+  }
+
+  private askPeek(sessionId: string): void {
+    if (this.peekAsked.has(sessionId)) return;
+    this.peekAsked.add(sessionId);
+    this.send({ type: "peek", session_id: sessionId });
+  }
+
+  /** Open peeks are re-read every PEEK_EVERY_MS (never two asks in flight for one session). */
+  private refreshPeeks(): void {
+    if (this.peeks.size === 0 || Date.now() - this.lastPeekRound < PEEK_EVERY_MS) return;
+    this.lastPeekRound = Date.now();
+    for (const id of this.peeks.keys()) this.askPeek(id);
+  }
+
+  private lastPeekRound = 0;
+
+  private onAnswer(answer: Answer): void {
+    const id = answer.session_id;
+    if (answer.type === "peek_result") {
+      this.peekAsked.delete(id);
+      if (!this.peeks.has(id)) return;
+      this.peeks.set(id, { lines: answer.lines ?? [], message: answer.ok ? "" : (answer.message ?? "") });
+    } else {
+      const click = this.clicks.get(id);
+      if (!click || click.action !== answer.action) return;
+      click.answered = true;
+      if (answer.ok) click.label = answer.queued ? "queued" : "sent";
+      else click.refused = answer.message || "refused";
+    }
+    this.redraw(id);
+  }
+
+  /** Show a session's pending click (or its end) at once, in the list and the sheet. */
+  private redraw(sessionId: string): void {
+    const now = this.now();
+    this.list.rowView(sessionId)?.refresh(now);
+    this.sheet.sync(this.link.store.rows.values(), now);
   }
 
   private install(): void {
@@ -203,6 +316,7 @@ export class WidgetView {
   private refreshTitle(): void {
     const on = this.model.get("title_prefix") !== false;
     titleManager().set(this, on ? this.link.store.counts.attention : 0);
+    this.tab.set(this.link.store.counts.attention);
   }
 
   private listen(event: `change:${string}`, callback: () => void): void {
@@ -210,6 +324,16 @@ export class WidgetView {
     this.cleanups.push(() => this.model.off(event, callback));
   }
 }
+
+/** A row's status while its click travels. */
+const ACTING: Record<ActionName, string> = {
+  approve: "approving…",
+  deny: "denying…",
+  interrupt: "stopping…",
+  send: "sending…",
+};
+/** How often an open peek is re-read. */
+const PEEK_EVERY_MS = 2000;
 
 const CANNOT_DOCK =
   "This front-end cannot dock a sidebar (Notebook 7 has no sidecar area): the widget is shown here instead.";

@@ -1,0 +1,188 @@
+// A row's actions (issue 13): Approve / Deny on needs-input, Stop on busy, a prompt box on idle
+// and review, and Peek (the pane's last lines, read-only, refreshed while open) on every live
+// row. The bar of a needs-input row is always shown; the others appear when the row has the
+// focus (a click or Tab on the row), so the list stays lean and nothing grows under the
+// pointer.
+//
+// Each click names the row's dialog_token as shown, so the kernel refuses it when the session
+// moved on meanwhile. A click shows at once ("approving…"); the kernel's answer turns it into
+// "sent" (kept until the state moves) or the refusal's reason; while no answer came for a
+// second, the row says Jupyter delivers it when the running cell ends (rows.ts).
+import { el, setAttr, setData, setHidden, text } from "../dom";
+import type { ActionName, Row } from "../types";
+
+/** What the view keeps per session about a click (see view.ts). */
+export interface ActionState {
+  action: ActionName | "dismiss";
+  /** "approving…" until answered, then "sent" until the state moves */
+  label: string;
+  since: number;
+  answered: boolean;
+  /** the refusal's reason (the click is over) */
+  refused: string | null;
+}
+
+export interface ActionHandlers {
+  act(sessionId: string, action: ActionName, text?: string): void;
+  peek(sessionId: string, open: boolean): void;
+  actionState(sessionId: string): ActionState | null;
+  peekLines(sessionId: string): { lines: string[]; message: string } | null;
+}
+
+const VERB: Record<ActionName, string> = {
+  approve: "Approve",
+  deny: "Deny",
+  interrupt: "Stop",
+  send: "Send",
+};
+
+/** Which actions a row offers. */
+export function actionsFor(row: Row): ActionName[] {
+  if (row.ended) return [];
+  switch (row.state) {
+    case "needs-input":
+      return ["approve", "deny"];
+    case "busy":
+      return ["interrupt"];
+    case "idle":
+    case "review":
+      return ["send"];
+    default:
+      return [];
+  }
+}
+
+export class ActionsBar {
+  readonly el: HTMLDivElement;
+  // Every part is created when first needed (a needs-input row costs its two buttons and
+  // Peek: with hundreds of rows, elements are what rendering pays for).
+  private readonly buttons = new Map<ActionName, HTMLButtonElement>();
+  private input: HTMLInputElement | null = null;
+  private readonly peekButton: HTMLButtonElement | null = null;
+  private note: Text | null = null;
+  private peekEl: HTMLPreElement | null = null;
+  private peekOpen = false;
+  private row: Row;
+
+  constructor(
+    row: Row,
+    private readonly handlers: ActionHandlers,
+    withPeek = true,
+  ) {
+    this.row = row;
+    this.el = el("div", "pmux-actions");
+    if (withPeek) {
+      const peek = (this.peekButton = el("button", "pmux-act pmux-act--peek", "Peek"));
+      peek.type = "button";
+      peek.setAttribute("aria-expanded", "false");
+      peek.addEventListener("click", () => {
+        this.peekOpen = !this.peekOpen;
+        handlers.peek(this.row.session_id, this.peekOpen);
+        this.update(this.row);
+      });
+      this.el.appendChild(peek);
+    }
+    this.update(row);
+  }
+
+  get peeking(): boolean {
+    return this.peekOpen;
+  }
+
+  private button(action: ActionName): HTMLButtonElement {
+    let button = this.buttons.get(action);
+    if (!button) {
+      button = el("button", `pmux-act pmux-act--${action}`, VERB[action]);
+      button.type = "button";
+      button.addEventListener("click", () => this.click(action));
+      this.buttons.set(action, button);
+      // in a fixed order, before Peek: Approve, Deny, Stop, Send
+      const order: ActionName[] = ["approve", "deny", "interrupt", "send"];
+      const next = order.slice(order.indexOf(action) + 1).map((a) => this.buttons.get(a));
+      this.el.insertBefore(button, next.find(Boolean) ?? this.peekButton ?? this.noteEl());
+    }
+    return button;
+  }
+
+  private promptInput(): HTMLInputElement {
+    if (!this.input) {
+      const input = (this.input = el("input", "pmux-prompt"));
+      input.type = "text";
+      input.placeholder = "Prompt…";
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          this.click("send");
+        }
+      });
+      this.el.insertBefore(input, this.el.firstChild);
+    }
+    return this.input;
+  }
+
+  private noteEl(): HTMLSpanElement | null {
+    return (this.note?.parentNode as HTMLSpanElement | null) ?? null;
+  }
+
+  private click(action: ActionName): void {
+    const button = this.buttons.get(action);
+    if (!button || button.getAttribute("aria-disabled") === "true") return;
+    if (action === "send") {
+      const input = this.promptInput();
+      const value = input.value.trim();
+      if (!value) {
+        input.focus();
+        return;
+      }
+      this.handlers.act(this.row.session_id, action, value);
+      input.value = "";
+    } else {
+      this.handlers.act(this.row.session_id, action);
+    }
+  }
+
+  update(row: Row): void {
+    this.row = row;
+    const offered = new Set(actionsFor(row));
+    const state = this.handlers.actionState(row.session_id);
+    const busy = state !== null && !state.refused && state.action !== "dismiss";
+    for (const action of offered) this.button(action);
+    for (const [action, button] of this.buttons) {
+      setHidden(button, !offered.has(action));
+      setAttr(button, "aria-disabled", busy ? "true" : null);
+      setAttr(button, "aria-label", `${VERB[action]}: ${row.name}`);
+    }
+    if (offered.has("send")) setAttr(this.promptInput(), "aria-label", `Prompt for ${row.name}`);
+    if (this.input) setHidden(this.input, !offered.has("send"));
+    const note = state?.refused ? `refused: ${state.refused}` : state && !state.answered ? "" : (state?.label ?? "");
+    if (note && !this.note) {
+      const span = this.el.insertBefore(el("span", "pmux-act-note"), this.peekEl);
+      span.setAttribute("role", "status");
+      this.note = text(span);
+    }
+    if (this.note) {
+      setData(this.note, note);
+      setHidden(this.noteEl()!, note === "");
+    }
+    if (this.peekButton) {
+      setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");
+      setData(this.peekButton.firstChild as Text, this.peekOpen ? "Hide" : "Peek");
+      setHidden(this.peekButton, row.ended);
+    }
+    if (this.peekOpen && !this.peekEl) this.peekEl = this.el.appendChild(el("pre", "pmux-peek"));
+    if (this.peekEl) {
+      setHidden(this.peekEl, !this.peekOpen);
+      if (this.peekOpen) {
+        const seen = this.handlers.peekLines(row.session_id);
+        const body = seen === null ? "reading the pane…" : seen.message || seen.lines.join("\n") || "(empty)";
+        if (this.peekEl.textContent !== body) this.peekEl.textContent = body;
+      }
+    }
+  }
+
+  /** The row went away or the bar is no longer wanted: stop refreshing the peek. */
+  close(): void {
+    if (this.peekOpen) this.handlers.peek(this.row.session_id, false);
+    this.peekOpen = false;
+  }
+}

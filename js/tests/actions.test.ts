@@ -1,0 +1,144 @@
+// Actions on rows (issue 13): Approve / Deny / Stop / a prompt box / Peek, each click naming the
+// dialog it saw; "…ing" at once, "sent" until the state moves, the reason when refused, and
+// why it waits while the kernel is busy.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Row } from "../src/types";
+import { FakeModel, snapshotOf } from "../testing/fake-model";
+import { makeRow, T0 } from "../testing/fixtures";
+import { mount, q, rowEl, visible, type Mounted } from "./helpers";
+
+let mounted: (Mounted & { uninit(): void }) | null = null;
+
+beforeEach(() => vi.useFakeTimers({ now: T0 + 5_000 }));
+afterEach(async () => {
+  await mounted?.destroy();
+  mounted = null;
+  vi.useRealTimers();
+});
+
+async function show(rows: Row[]) {
+  const fake = new FakeModel({ snapshot: snapshotOf(rows, 1) });
+  mounted = await mount(fake);
+  return { fake, root: mounted.el };
+}
+
+const asking = makeRow({
+  session_id: "a",
+  name: "api",
+  state: "needs-input",
+  asks: "asks to run: make deploy",
+  dialog_token: "needs-input:1:$ make deploy",
+});
+const status = (row: Element) => q(row, ".pmux-status").textContent;
+const button = (row: Element, action: string) => q<HTMLButtonElement>(row, `.pmux-act--${action}`);
+
+describe("needs-input rows", () => {
+  it("show Approve and Deny; a click names the dialog it saw and shows at once", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    expect(visible(button(row, "approve"))).toBe(true);
+    expect(visible(button(row, "deny"))).toBe(true);
+    expect(visible(row.querySelector(".pmux-act--interrupt"))).toBe(false);
+    expect(button(row, "approve").getAttribute("aria-label")).toBe("Approve: api");
+    button(row, "approve").click();
+    button(row, "deny").click(); // disabled while the first travels
+    expect(fake.sent).toEqual([
+      { type: "action", session_id: "a", action: "approve", text: null, token: "needs-input:1:$ make deploy" },
+    ]);
+    expect(status(row)).toBe("approving… · 5s");
+    expect(button(row, "deny").getAttribute("aria-disabled")).toBe("true");
+  });
+
+  it("say the kernel is busy while no answer comes, then 'sent' until the state moves", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    button(row, "approve").click();
+    vi.advanceTimersByTime(1000);
+    expect(q(row, ".pmux-pending").textContent).toContain("Jupyter delivers clicks when the running cell ends");
+    fake.emitCustom({ type: "action_result", session_id: "a", action: "approve", ok: true, message: "sent", queued: false });
+    expect(status(row)).toBe("sent · 6s");
+    expect(visible(q(row, ".pmux-pending"))).toBe(false);
+    expect(q(row, ".pmux-act-note").textContent).toBe("sent");
+    fake.emitCustom({
+      type: "patch",
+      seq: 2,
+      upsert: [makeRow({ session_id: "a", name: "api", state: "busy", state_since: T0 + 5_500 })],
+    });
+    expect(status(row)).toBe("busy · 0s");
+    expect(visible(q(row, ".pmux-act-note"))).toBe(false);
+  });
+
+  it("show the reason of a refusal, and can be clicked again", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    button(row, "deny").click();
+    fake.emitCustom({
+      type: "action_result",
+      session_id: "a",
+      action: "deny",
+      ok: false,
+      message: "api has moved on since it was shown; look again",
+      queued: false,
+    });
+    expect(q(row, ".pmux-act-note").textContent).toBe("refused: api has moved on since it was shown; look again");
+    expect(status(row)).toBe("needs input · 5s");
+    expect(button(row, "deny").hasAttribute("aria-disabled")).toBe(false);
+    button(row, "deny").click();
+    expect(fake.sent).toHaveLength(2);
+  });
+});
+
+describe("other rows", () => {
+  it("get their actions when focused: Stop on busy, a prompt box on idle and review", async () => {
+    const { fake, root } = await show([
+      makeRow({ session_id: "b", name: "busy", state: "busy", dialog_token: "busy:1:" }),
+      makeRow({ session_id: "r", name: "done", state: "review", dialog_token: "review:1:" }),
+    ]);
+    const busy = rowEl(root, "b");
+    expect(busy.querySelector(".pmux-actions")).toBeNull(); // lean until wanted
+    busy.focus();
+    expect(visible(button(busy, "interrupt"))).toBe(true);
+    button(busy, "interrupt").click();
+    expect(fake.sent[fake.sent.length - 1]).toEqual({ type: "action", session_id: "b", action: "interrupt", text: null, token: "busy:1:" });
+
+    const review = rowEl(root, "r");
+    review.focus();
+    const input = q<HTMLInputElement>(review, ".pmux-prompt");
+    expect(visible(input)).toBe(true);
+    button(review, "send").click(); // empty: nothing sent
+    expect(fake.sent).toHaveLength(1);
+    input.value = "now add a changelog entry";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(fake.sent[fake.sent.length - 1]).toEqual({
+      type: "action",
+      session_id: "r",
+      action: "send",
+      text: "now add a changelog entry",
+      token: "review:1:",
+    });
+    expect(input.value).toBe("");
+    expect(status(review)).toBe("sending… · 5s");
+  });
+
+  it("peek shows the pane's last lines, re-read while open, or why it cannot", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    const peek = button(row, "peek");
+    peek.click();
+    expect(peek.getAttribute("aria-expanded")).toBe("true");
+    expect(fake.sent).toEqual([{ type: "peek", session_id: "a" }]);
+    expect(q(row, ".pmux-peek").textContent).toBe("reading the pane…");
+    vi.advanceTimersByTime(3000); // no second ask while the first is unanswered
+    expect(fake.sent).toHaveLength(1);
+    fake.emitCustom({ type: "peek_result", session_id: "a", ok: true, lines: ["$ make deploy", "Do you want to proceed?"], dialog: "Bash command", message: "" });
+    expect(q(row, ".pmux-peek").textContent).toBe("$ make deploy\nDo you want to proceed?");
+    vi.advanceTimersByTime(2000);
+    expect(fake.sent).toHaveLength(2);
+    fake.emitCustom({ type: "peek_result", session_id: "a", ok: false, lines: [], dialog: null, message: "api: its Claude process is not running" });
+    expect(q(row, ".pmux-peek").textContent).toBe("api: its Claude process is not running");
+    peek.click();
+    expect(visible(q(row, ".pmux-peek"))).toBe(false);
+    vi.advanceTimersByTime(4000);
+    expect(fake.sent).toHaveLength(2);
+  });
+});
