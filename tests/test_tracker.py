@@ -594,6 +594,7 @@ def test_a_turn_left_with_background_agents_stays_busy_until_they_finish():
     run.hook("Stop", at=t + 10, last_assistant_message="Researching; I'll report back.",
              background_tasks=[AGENT], permission_mode="default")  # fmt: skip
     assert run.state is State.BUSY  # the CLI says "Waiting for 1 background agent to finish"
+    assert run.session.source == "wait:background-agent"
     assert run.session.last_assistant == "Researching; I'll report back."
     assert [task.description for task in run.session.background_tasks] == ["Slow research"]
     assert run.session.subagents == 1
@@ -1051,9 +1052,9 @@ def test_tracker_module_is_pure():
         elif isinstance(node, ast.ImportFrom):
             imported.add(("." * node.level) + (node.module or ""))
     allowed = {"__future__", "posixpath", "collections.abc", "dataclasses", "typing", ".",
-               ".model", ".summaries", ".signals"}  # fmt: skip
+               ".model", ".summaries", ".signals", ".contract"}  # fmt: skip
     assert imported <= allowed, imported - allowed
-    for module in (".model", ".summaries", ".signals"):
+    for module in (".model", ".summaries", ".signals", ".contract"):
         source = Path(tracker.__file__).with_name(module[1:] + ".py").read_text()
         for banned in ("import os", "import time", "import threading", "import asyncio",
                        "import socket", "open("):  # fmt: skip

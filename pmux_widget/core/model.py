@@ -270,6 +270,7 @@ Cause = Literal[
     "recovery:pid:waiting",
     "recovery:pid:idle",
     "recovery:pid:shell",
+    "wait:background-agent",
 ]
 
 #: What a user can do to a session from the widget, the API, the CLI or HTTP.

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from . import signals as sig
+from .contract import notification_text
 from .model import (
     ACTION_WINDOW_MS,
     Cause,
@@ -178,17 +179,8 @@ class _Builder:
 
 
 def _notification(session: Session) -> Notification:
-    name = session.name
-    if session.state is State.NEEDS_INPUT:
-        asked = session.tool_summary or session.current_tool or session.waiting_for
-        body = f"Waiting for you: {asked}" if asked else "Waiting for your answer"
-        title = f"{name} needs your input"
-    elif session.error:
-        title = f"{name} stopped: {session.error}"
-        body = session.error_detail or session.last_assistant or "The turn ended with an error"
-    else:
-        title = f"{name} finished"
-        body = session.last_assistant or "Ready for review"
+    # The rows' own words (core.contract), so a notification says what the row says.
+    title, body = notification_text(session)
     return Notification(session.session_id, session.state, title, body, session.state_since)
 
 
@@ -447,7 +439,8 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         if any(not task.is_shell for task in running):
             # Background agents still work (2.1.332: the PID file stays busy and the CLI says
             # "Waiting for N background agents"): the session does not wait for you yet.
-            return _move(_track(s, t), State.BUSY, "hook", at, event)
+            s = _move(_track(s, t), State.BUSY, "hook", at, event)
+            return _because(s, "wait:background-agent", None)
         s = s.replace(subagents=0, tracking=t.replace(subagent_ids=()))
         return _move(s, State.REVIEW, "hook", at, event)
 
