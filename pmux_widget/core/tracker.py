@@ -315,6 +315,13 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
     step.notify(s, signal.live)
 
 
+def _compaction_over(s: Session) -> Session:
+    """Clear the compacting indicator (PostCompact, SessionStart "compact", the turn's end)."""
+    if not s.compacting and not s.tracking.compacting_since:
+        return s
+    return s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0))
+
+
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
     # Counted by agent id: compaction fires a SubagentStop that no SubagentStart matched.
     agent = signal.agent_id
@@ -336,7 +343,9 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.SessionStart):
         if signal.model:
             s = s.replace(model=signal.model)
-        if signal.source not in _SWITCH_SOURCES:  # "compact": mid-turn, nothing moves
+        if signal.source == "compact":  # fired once the compaction is done
+            return _compaction_over(s)
+        if signal.source not in _SWITCH_SOURCES:  # mid-turn: nothing moves
             return s
         if not sub:
             pane = signal.pane if signal.source in ("clear", "resume") else None
@@ -401,6 +410,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.StopFailure):
         if sub:
             return s
+        s = _compaction_over(s)  # a turn's end is past any compaction in it
         s = s.replace(
             error=signal.error or "unknown",
             current_tool=None,
@@ -418,6 +428,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
             return s
+        s = _compaction_over(s)  # a turn's end is past any compaction in it
         t = s.tracking.replace(tool_at=at, subagent_ids=())
         answer = clip(signal.last_assistant_message)
         if answer:
@@ -430,7 +441,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         return s.replace(compacting=True, tracking=s.tracking.replace(compacting_since=at))
 
     if isinstance(signal, sig.PostCompact):
-        return s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0))
+        return _compaction_over(s)
 
     if isinstance(signal, sig.SubagentStart | sig.SubagentStop):
         return _apply_counters(s, signal)
