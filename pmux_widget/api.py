@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from pmux_widget.claude.transcript import last_answer
-from pmux_widget.core import model
-from pmux_widget.core.model import ActionName, Change, Session, State, Transition, count_states
+from pmux_widget.core import contract, model
+from pmux_widget.core.model import ActionName, Change, Session, State, Transition
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
@@ -203,7 +203,7 @@ def session(session_id: str) -> Session | None:
 
 def counts() -> dict[str, int]:
     """``{"idle", "busy", "needs-input", "review", "unknown", "attention"}`` of live sessions."""
-    return count_states(sessions())
+    return dict(contract.counts(hub().sessions()))
 
 
 def history(session_id: str | None = None) -> list[Transition]:

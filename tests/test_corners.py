@@ -6,9 +6,33 @@ need real files, processes or a hub start real ones.
 
 from __future__ import annotations
 
-from pmux_widget.core.model import State
+import json
 
+import pytest
+
+from pmux_widget.core import contract
+from pmux_widget.core.model import State
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.snapshot import compute_snapshot
+
+from .helpers import get_sessions, post_hook, request
 from .test_tracker import busy_run
+
+LIVE = "11111111-2222-3333-4444-555555555555"
+ENDED = "66666666-7777-8888-9999-000000000000"
+
+
+@pytest.fixture
+def hub(homes):
+    hub = Hub().start()
+    yield hub
+    hub.stop()
+
+
+def hook(hub: Hub, sid: str, event: str, **fields) -> None:
+    payload = {"session_id": sid, "hook_event_name": event, "cwd": "/tmp/acme", **fields}
+    assert post_hook(hub.port, hub.token, payload) == 204
+
 
 # ------------------------------------------------------------------- item 9: compacting
 
@@ -31,3 +55,38 @@ def test_item9_stopfailure_and_sessionstart_compact_clear_compacting():
     run.hook("PreCompact", at=run.now + 10, trigger="auto")
     run.hook("StopFailure", at=run.now + 20, error="rate_limit")
     assert run.session.compacting is False
+
+
+# ----------------------------------------------- item 2: one definition of counts, live lists
+
+
+def test_item2_api_sessions_lists_live_sessions_and_counts_them_like_counts(hub):
+    hook(hub, LIVE, "UserPromptSubmit", prompt="work")
+    hook(hub, ENDED, "Stop", last_assistant_message="done")
+    hook(hub, ENDED, "SessionEnd", reason="prompt_input_exit")
+    data = get_sessions(hub.port, hub.token)
+    assert [s["session_id"] for s in data["sessions"]] == [LIVE]
+    assert data["counts"] == contract.counts(hub.fleet.values())
+    assert data["counts"]["review"] == 0 and data["counts"]["idle"] == 0
+    # the ended one is still there when asked for; the counts stay the live ones'
+    status, body, _ = request(
+        hub.port, "GET", "/api/sessions?ended=1", headers={"X-Pmux-Token": hub.token}
+    )
+    both = json.loads(body)
+    assert status == 200 and set(both) == {"sessions", "counts"}
+    assert {s["session_id"] for s in both["sessions"]} == {LIVE, ENDED}
+    assert both["counts"] == data["counts"]
+
+
+def test_item2_offline_status_lists_live_sessions_unless_all(hub, homes):
+    hook(hub, LIVE, "UserPromptSubmit", prompt="work")
+    hook(hub, ENDED, "Stop", last_assistant_message="done")
+    hook(hub, ENDED, "SessionEnd", reason="prompt_input_exit")
+    hub.stop()
+    home = homes.pmux
+    offline = compute_snapshot(home, homes.claude)
+    assert [s["session_id"] for s in offline["sessions"]] == [LIVE]
+    assert offline["counts"]["idle"] == 0 and offline["counts"]["review"] == 0
+    every = compute_snapshot(home, homes.claude, include_ended=True)
+    assert {s["session_id"] for s in every["sessions"]} == {LIVE, ENDED}
+    assert every["counts"] == offline["counts"]

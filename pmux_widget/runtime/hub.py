@@ -318,9 +318,10 @@ class Hub:
     def sessions(self) -> list[Session]:
         return list(self.fleet.values())
 
-    def snapshot_json(self) -> dict[str, Any]:
-        """``{"sessions": [...], "counts": {...}}`` as in the contract (every known session)."""
-        return fleet_json(self.fleet.values())
+    def snapshot_json(self, include_ended: bool = False) -> dict[str, Any]:
+        """``{"sessions": [...], "counts": {...}}`` as in the contract (the live sessions;
+        the ended ones too with ``include_ended``)."""
+        return fleet_json(self.fleet.values(), include_ended=include_ended)
 
     @property
     def sources(self) -> tuple[Source, ...]:

@@ -26,8 +26,11 @@ from .store import Store
 __all__ = ["compute_snapshot"]
 
 
-def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer."""
+def compute_snapshot(
+    home: PmuxHome, claude_dir: str | os.PathLike[str], *, include_ended: bool = False
+) -> dict[str, Any]:
+    """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer
+    (``include_ended``: like ``GET /api/sessions?ended=1``)."""
     claude = ClaudeHome.resolve(claude_dir)
     fleet: dict[str, Session] = {}
 
@@ -50,4 +53,4 @@ def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict
     replay_spool(home, accept, consume=False)
     scans = scan_pids(claude)
     asyncio.run(recover_from_files(claude, scans, lambda: fleet, apply, read_ending))
-    return fleet_json(fleet.values())
+    return fleet_json(fleet.values(), include_ended=include_ended)
