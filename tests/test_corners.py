@@ -11,12 +11,15 @@ import json
 import pytest
 
 from pmux_widget.core import contract
-from pmux_widget.core.model import State
+from pmux_widget.core import signals as s
+from pmux_widget.core.model import State, TmuxLocation
+from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.snapshot import compute_snapshot
+from pmux_widget.system.clock import now_ms
 
 from .helpers import get_sessions, post_hook, request
-from .test_tracker import busy_run
+from .test_tracker import SID, Run, busy_run
 
 LIVE = "11111111-2222-3333-4444-555555555555"
 ENDED = "66666666-7777-8888-9999-000000000000"
@@ -90,3 +93,37 @@ def test_item2_offline_status_lists_live_sessions_unless_all(hub, homes):
     every = compute_snapshot(home, homes.claude, include_ended=True)
     assert {s["session_id"] for s in every["sessions"]} == {LIVE, ENDED}
     assert every["counts"] == offline["counts"]
+
+
+# -------------------------------------------------------- item 3: one naming rule everywhere
+
+
+def test_item3_pid_file_then_hook_from_a_subfolder_names_project_and_workspace_alike():
+    run = Run()
+    record = s.PidRecord(pid=4242, session_id=SID, cwd="/w/repo", started_at=1, status="idle")
+    run(s.PidFile(at=1_000, record=record, project="repo"))
+    assert (run.session.project, run.session.workspace) == ("repo", "repo")
+    # the hook comes from repo/src (no project named for it: the tracker's fallback)
+    run.hook("UserPromptSubmit", at=2_000, cwd="/w/repo/src", prompt="go")
+    assert run.session.workspace == run.session.project
+    # a tmux session, once located, names the workspace; a later hook keeps it
+    run(s.Locate(at=3_000, session_id=SID, tmux=TmuxLocation("dev", "1", "%3")))
+    run(s.Stop(at=4_000, session_id=SID, cwd="/w/repo/src", project="repo"))
+    assert (run.session.project, run.session.workspace) == ("repo", "dev")
+
+
+def test_item3_offline_status_names_a_hookless_subfolder_by_git_root_like_the_hub(homes, tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    body = {"session_id": LIVE, "hook_event_name": "UserPromptSubmit", "cwd": str(repo / "src")}
+    write_spool_entry(homes.pmux, json.dumps(body).encode() + b"\n", sent=now_ms())
+    offline = compute_snapshot(homes.pmux, homes.claude)
+    [row] = offline["sessions"]
+    assert (row["project"], row["workspace"]) == ("repo", "repo")
+    hub = Hub().start()  # the hub replays the same spooled hook: the same names
+    try:
+        [live] = get_sessions(hub.port, hub.token)["sessions"]
+        assert (live["project"], live["workspace"]) == ("repo", "repo")
+    finally:
+        hub.stop()

@@ -360,6 +360,8 @@ class TranscriptUpdate(Signal):
     api_error: str | None = None
     ending: TranscriptEnding | None = None
     cwd: str | None = None
+    #: the project the runtime names ``cwd`` by (as for hooks and PID files)
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

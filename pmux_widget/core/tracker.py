@@ -239,9 +239,20 @@ def _turn_ended_quietly(ending: TranscriptEnding | None) -> bool:
 
 
 def _project_of(cwd: str | None) -> str | None:
+    """The fallback name, for a signal the runtime did not name (it names them all)."""
     if not cwd:
         return None
     return posixpath.basename(cwd.rstrip("/")) or cwd
+
+
+def _named(s: Session, project: str | None) -> Session:
+    """The one naming rule: the project is the runtime's name for the folder (its git root's
+    name, else its own: ``system.projects``); the workspace is the tmux session once the
+    session is located in one, else the project. So the two never disagree for one folder."""
+    if not project:
+        return s
+    workspace = (s.workspace or project) if s.tmux is not None else project
+    return s.replace(project=project, workspace=workspace)
 
 
 def _retire_others(step: _Builder, keep: str, pid: int | None, pane: str | None, at: int) -> None:
@@ -303,9 +314,7 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         s = s.replace(cwd=signal.cwd)
     if signal.transcript_path:
         s = s.replace(transcript_path=signal.transcript_path)
-    project = signal.project or _project_of(signal.cwd)
-    if project:
-        s = s.replace(project=project, workspace=s.workspace or project)
+    s = _named(s, signal.project or _project_of(signal.cwd))
     if signal.pid is not None:
         s = s.replace(pid=signal.pid)
 
@@ -499,8 +508,8 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         transcript_path=s.transcript_path or signal.transcript_path,
         cwd=s.cwd or signal.cwd,
     )
-    if not s.project and signal.cwd:
-        s = s.replace(project=_project_of(signal.cwd), workspace=s.workspace or s.project)
+    if not s.project:
+        s = _named(s, signal.project or _project_of(signal.cwd))
     if signal.at >= t.tool_at:
         s = s.replace(current_tool=signal.current_tool, tool_summary=signal.tool_summary)
         t = t.replace(tool_at=signal.at)
@@ -594,10 +603,9 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
         pid=rec.pid,
         running=True,
         cwd=s.cwd or rec.cwd,
-        project=s.project or project,
-        workspace=s.workspace or project,
         tracking=t.replace(ended=False, gone_checks=0, active_at=max(t.active_at, at)),
     )
+    s = _named(s, s.project or project)  # a hook's cwd (where it runs now) names it first
     t = s.tracking
     if at >= t.decided_at and rec.status is not None:
         target: tuple[State, _PidCause] | None = None
@@ -718,7 +726,7 @@ def _on_locate(step: _Builder, signal: sig.Locate) -> None:
     if s is None:
         return
     s = s.replace(tmux=signal.tmux, ports=tuple(signal.ports))
-    workspace = signal.workspace or (signal.tmux.session if signal.tmux else None)
+    workspace = signal.workspace or (signal.tmux.session if signal.tmux else None) or s.project
     if workspace:
         s = s.replace(workspace=workspace)
     if signal.pid is not None and s.pid is None:

@@ -8,6 +8,7 @@ reading and never writing.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from pmux_widget.system.projects import project_name
 __all__ = [
     "PidScan",
     "live_pid_file",
+    "named_hook",
     "recover_from_files",
     "recovery_signal",
     "replay_spool",
@@ -132,6 +134,15 @@ def recovery_signal(
         pid_status=record.status if record is not None and alive else None,
         transcript_ending=ending,
     )
+
+
+def named_hook(signal: HookSignal, pid: int | None = None) -> HookSignal:
+    """The hook with its project named by the one rule (``system.projects``) and the pid of
+    its Claude process when known: what the hub applies, and the offline snapshot too."""
+    project = project_name(signal.cwd)
+    if project is None and pid is None:
+        return signal
+    return dataclasses.replace(signal, pid=pid or signal.pid, project=project or signal.project)
 
 
 def live_pid_file(record: PidRecord, *, live: bool = True) -> PidFile:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import queue
@@ -35,9 +34,8 @@ from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.system.projects import project_name
 
-from .boot import replay_spool, restore
+from .boot import named_hook, replay_spool, restore
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
@@ -238,10 +236,7 @@ class Hub:
                 self._ancestor_cache[ppid] = pid
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
-        project = project_name(signal.cwd)
-        if pid is not None or project is not None:
-            signal = _with(signal, pid=pid or signal.pid, project=project or signal.project)
-        self.apply(signal)
+        self.apply(named_hook(signal, pid))
 
     def apply(self, signal: Signal) -> list[Change]:
         """Apply one signal through the tracker, persist, fan out. Hub thread only."""
@@ -358,7 +353,3 @@ class Hub:
 
 async def _call_async(fn: Callable[[], Any]) -> Any:
     return fn()
-
-
-def _with(signal: HookSignal, **fields: Any) -> HookSignal:
-    return dataclasses.replace(signal, **fields)

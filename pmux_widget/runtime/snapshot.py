@@ -19,7 +19,7 @@ from pmux_widget.core.tracker import reduce
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
-from .boot import recover_from_files, replay_spool, restore, scan_pids
+from .boot import named_hook, recover_from_files, replay_spool, restore, scan_pids
 from .ordering import fleet_json
 from .store import Store
 
@@ -39,7 +39,7 @@ def compute_snapshot(
         fleet = reduce(fleet, signal, now_ms()).sessions
 
     def accept(signal: HookSignal, ppid: int) -> None:
-        apply(signal)
+        apply(named_hook(signal))  # named as the hub names it
 
     async def read_ending(session: Session, path: str) -> TranscriptEnding | None:
         return scan_transcript(path).ending if Path(path).is_file() else None
