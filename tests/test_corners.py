@@ -7,18 +7,23 @@ need real files, processes or a hub start real ones.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
-from pmux_widget.core.model import State, TmuxLocation
+from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking
 from pmux_widget.hooks.spool import write_spool_entry
+from pmux_widget.runtime.assemble import make_hub
+from pmux_widget.runtime.boot import process_runs
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.snapshot import compute_snapshot
+from pmux_widget.runtime.sources.poller import probe
+from pmux_widget.runtime.store import Store
 from pmux_widget.system.clock import now_ms
 
-from .helpers import get_sessions, post_hook, request
+from .helpers import get_sessions, post_hook, request, wait_until
 from .test_tracker import SID, Run, busy_run
 
 LIVE = "11111111-2222-3333-4444-555555555555"
@@ -125,5 +130,59 @@ def test_item3_offline_status_names_a_hookless_subfolder_by_git_root_like_the_hu
     try:
         [live] = get_sessions(hub.port, hub.token)["sessions"]
         assert (live["project"], live["workspace"]) == ("repo", "repo")
+    finally:
+        hub.stop()
+
+
+# ------------------------------------------- item 1: a reused pid keeps no dead session alive
+
+
+@pytest.fixture
+def stranger():
+    """A live process that is not the session's: it started after the session was last seen
+    alive (the restored session's pid, reused after a reboot)."""
+    proc = subprocess.Popen(["sleep", "300"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def restored(pid: int, state: State, last_seen: int) -> Session:
+    return Session(
+        session_id=LIVE,
+        state=state,
+        running=True,
+        state_since=last_seen,
+        cwd="/tmp/acme",
+        project="acme",
+        pid=pid,
+        source="hook:PermissionRequest",
+        tracking=Tracking(first_seen=last_seen, last_hook_at=last_seen, active_at=last_seen),
+    )
+
+
+def test_item1_reused_pid_is_not_the_sessions_process(stranger):
+    hour_ago = now_ms() - 3_600_000
+    session = restored(stranger.pid, State.NEEDS_INPUT, hour_ago)
+    assert process_runs(session) is False
+    facts = probe([session])  # the poller: neither alive, nor its ports and pane
+    assert facts["alive"] == {LIVE: False} and LIVE not in facts["where"]
+    # the same pid, known since before the process started: it is the session's own
+    assert process_runs(restored(stranger.pid, State.NEEDS_INPUT, now_ms())) is True
+
+
+def test_item1_reused_pid_restored_session_ends_instead_of_staying_running(homes, stranger):
+    store = Store(homes.pmux.db_path)
+    session = restored(stranger.pid, State.REVIEW, now_ms() - 3_600_000)
+    store.apply([Change(LIVE, None, session)], now_ms())
+    store.close()
+    hub = make_hub(home=homes.pmux.root, claude_home=homes.claude).start()
+    try:
+        wait_until(
+            lambda: hub.fleet[LIVE].ended, timeout=30, what="the session of a reused pid ends"
+        )
+        after = hub.fleet[LIVE]
+        assert after.running is False and after.ports == ()
+        assert get_sessions(hub.port, hub.token)["counts"]["attention"] == 0
     finally:
         hub.stop()

@@ -36,6 +36,7 @@ __all__ = [
     "PidScan",
     "live_pid_file",
     "named_hook",
+    "process_runs",
     "recover_from_files",
     "recovery_signal",
     "replay_spool",
@@ -113,6 +114,17 @@ def transcript_path(
     return None
 
 
+def process_runs(session: Session) -> bool:
+    """Does the session's own Claude process still run? Its pid must be alive and must not
+    have started after the session last showed a sign of life: after a reboot (or just
+    later) the pid may belong to another process, whose ports and pane are not the
+    session's. The one liveness test of a known session (liveness loop, poller, recovery)."""
+    if session.pid is None:
+        return False
+    t = session.tracking
+    return processes.same_process(session.pid, max(t.active_at, t.last_hook_at))
+
+
 def recovery_signal(
     session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
 ) -> Recover:
@@ -121,9 +133,7 @@ def recovery_signal(
     if record is not None and alive:
         running = True
     elif session.pid is not None:
-        running = processes.pid_alive(session.pid) and (
-            processes.claude_ancestor(session.pid) == session.pid
-        )
+        running = process_runs(session) and (processes.claude_ancestor(session.pid) == session.pid)
     else:
         running = False if record is not None else None
     return Recover(

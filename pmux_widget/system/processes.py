@@ -20,7 +20,12 @@ __all__ = [
     "is_claude_process",
     "listening_ports",
     "pid_alive",
+    "same_process",
 ]
+
+#: Slack when comparing a process's create time (psutil: 10 ms ticks, a clock that may have
+#: been stepped) with the time a session last showed a sign of life.
+IDENTITY_SLACK_MS = 2_000
 
 _MAX_WALK = 8
 
@@ -124,6 +129,24 @@ def pid_alive(pid: int) -> bool:
     # "pid (comm) S ...": the state follows the last ")" (comm may contain spaces and parens)
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
     return state not in (b"Z", b"X", b"x", b"")
+
+
+def same_process(pid: int, seen_at_ms: int) -> bool:
+    """Is ``pid`` alive AND still the process that was seen alive at ``seen_at_ms``?
+
+    A pid gets reused (after a reboot, soon): a process that started after the last moment
+    we knew the session's own process alive is another one. ``seen_at_ms`` 0: unknown, only
+    liveness is checked. Not knowing the start time (a race with its exit) counts as gone.
+    """
+    if not pid_alive(pid):
+        return False
+    if seen_at_ms <= 0:
+        return True
+    try:
+        created_ms = psutil.Process(pid).create_time() * 1000.0
+    except (psutil.Error, OSError):
+        return False
+    return created_ms <= seen_at_ms + IDENTITY_SLACK_MS
 
 
 def children_map() -> dict[int, list[int]]:

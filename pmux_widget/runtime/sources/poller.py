@@ -15,6 +15,7 @@ from pmux_widget.core.signals import Locate, PollTick
 from pmux_widget.system import processes, tmux
 from pmux_widget.system.clock import now_ms
 
+from ..boot import process_runs
 from ..protocols import HubView
 from .runner import Runner
 
@@ -70,7 +71,7 @@ def probe(sessions: list[Session]) -> Mapping[str, Any]:
         if pid is None:
             alive[session.session_id] = None
             continue
-        living = processes.pid_alive(pid)
+        living = process_runs(session)  # a reused pid is another process: not its ports
         alive[session.session_id] = living
         if living:
             families[session.session_id] = [pid, *processes.descendants(pid, tree, depth=4)]
