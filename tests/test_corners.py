@@ -14,6 +14,7 @@ import pytest
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking
+from pmux_widget.core.timeline import ended_at
 from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.boot import process_runs
@@ -186,3 +187,86 @@ def test_item1_reused_pid_restored_session_ends_instead_of_staying_running(homes
         assert get_sessions(hub.port, hub.token)["counts"]["attention"] == 0
     finally:
         hub.stop()
+
+
+# --------------------------------------------------------------------- item 10: smaller ones
+
+
+@pytest.fixture
+def api_hub(homes):
+    import pmux_widget
+
+    hub = pmux_widget.start()
+    yield hub
+    pmux_widget.stop()
+
+
+def test_item10_doctor_exits_0_right_after_a_good_install_with_no_hub(homes):
+    from .test_hook_path import run_cli
+
+    assert run_cli(homes, "install").returncode == 0
+    result = run_cli(homes, "doctor")
+    assert result.returncode == 0, result.stdout
+    assert "note hub: no hub running" in result.stdout  # still said, as information
+
+
+def test_item10_to_dataframe_stops_an_ended_sessions_last_interval(api_hub):
+    import pmux_widget
+
+    hook(api_hub, ENDED, "UserPromptSubmit", prompt="go")
+    hook(api_hub, ENDED, "SessionEnd", reason="prompt_input_exit")
+    first = pmux_widget.to_dataframe()
+    wait_until(lambda: now_ms() > ended_at(api_hub.fleet[ENDED]) + 50, what="time passing")
+    second = pmux_widget.to_dataframe()
+    assert list(first.duration_s) == list(second.duration_s)  # it does not grow any more
+    assert first.end.iloc[-1] == second.end.iloc[-1]
+
+
+def test_item10_on_callbacks_skip_silent_replay_unless_asked(homes):
+    import pmux_widget
+
+    seen: list[str] = []
+    replayed: list[str] = []
+    hub = pmux_widget.start()
+    try:
+        # a silent step (as a replayed spool's or a recovery's), then a live one
+        pmux_widget.on("change", lambda s: seen.append(s.session_id))
+        pmux_widget.on("change", lambda s: replayed.append(s.session_id), replay=True)
+        silent = s.Stop(at=now_ms(), live=False, session_id=ENDED, cwd="/tmp/acme")
+        hub.call(lambda: hub.apply(silent))
+        hook(hub, LIVE, "UserPromptSubmit", prompt="now")  # live: both hear it
+        wait_until(lambda: LIVE in seen and LIVE in replayed, what="the live change")
+        assert ENDED in replayed and ENDED not in seen
+    finally:
+        pmux_widget.stop()
+
+
+def test_item10_wait_for_any_session_ignores_ended_ones(api_hub):
+    import pmux_widget
+
+    hook(api_hub, ENDED, "SessionEnd", reason="prompt_input_exit")
+    assert api_hub.fleet[ENDED].state is State.IDLE and api_hub.fleet[ENDED].ended
+    with pytest.raises(TimeoutError):
+        pmux_widget.wait_for(None, "idle", timeout=0.3)
+    hook(api_hub, LIVE, "SessionStart", source="startup")
+    assert pmux_widget.wait_for(None, "idle", timeout=5).session_id == LIVE
+
+
+def test_item10_sidebar_leaks_no_widget(api_hub):
+    import pmux_widget
+
+    pmux_widget.sidebar()
+    listening = api_hub.call(lambda: len(api_hub._listeners))
+    for _ in range(3):
+        pmux_widget.sidebar()
+    assert api_hub.call(lambda: len(api_hub._listeners)) == listening
+
+
+def test_item10_untyped_notification_flips_to_needs_input_only_if_nothing_contradicts():
+    old_cli = busy_run()
+    old_cli.hook("Notification", at=old_cli.now, message="Claude needs your permission")
+    assert old_cli.state is State.NEEDS_INPUT  # an old CLI: kept
+    new_cli = busy_run()
+    new_cli.pid("busy", at=new_cli.now - 500)  # a PID file that reports statuses says busy
+    new_cli.hook("Notification", at=new_cli.now, message="something")
+    assert new_cli.state is State.BUSY and not new_cli.notifications()

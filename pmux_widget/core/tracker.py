@@ -399,9 +399,11 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         return _move(s, State.NEEDS_INPUT, "hook", at, event)
 
     if isinstance(signal, sig.Notification):
-        if signal.notification_type is None or signal.notification_type in (
-            _NEEDS_INPUT_NOTIFICATIONS
-        ):
+        # Old CLIs sent no type: then any Notification meant a dialog. A CLI whose PID file
+        # reports statuses types every notification, and says "waiting" itself for a dialog:
+        # an untyped one from it is not a dialog.
+        untyped_dialog = signal.notification_type is None and s.tracking.pid_status is None
+        if untyped_dialog or signal.notification_type in _NEEDS_INPUT_NOTIFICATIONS:
             if s.state is not State.NEEDS_INPUT and signal.message:
                 s = _track(s, s.tracking.replace(waiting_for=clip(signal.message)))
             return _move(s, State.NEEDS_INPUT, "hook", at, event)

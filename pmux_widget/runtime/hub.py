@@ -72,7 +72,7 @@ class Hub:
         self._source_factories = tuple(sources)
         self._sources: list[Source] = []
         self._listeners: list[Listener] = []
-        self._callbacks: list[tuple[str, Callable[[Session], Any]]] = []
+        self._callbacks: list[tuple[str, Callable[[Session], Any], bool]] = []
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
         self._callback_queue = queue.SimpleQueue()
         self._pid_cache: dict[str, int] = {}
@@ -262,7 +262,7 @@ class Hub:
             except Exception:
                 log.exception("listener %r failed", listener)
         if self._callbacks:
-            self._queue_callbacks(step.changes)
+            self._queue_callbacks(step.changes, signal.live)
         return step.changes
 
     def submit(self, signal: Signal) -> None:
@@ -285,15 +285,20 @@ class Hub:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def on(self, what: str, callback: Callable[[Session], Any]) -> Callable[[], None]:
-        """Call ``callback(session)`` on each change (``"change"``) or entry into a state."""
-        entry = (what, callback)
+    def on(
+        self, what: str, callback: Callable[[Session], Any], *, replay: bool = False
+    ) -> Callable[[], None]:
+        """Call ``callback(session)`` on each change (``"change"``) or entry into a state;
+        a silent signal's (restore, spool replay, recovery) only with ``replay``."""
+        entry = (what, callback, replay)
         self._callbacks.append(entry)
         return lambda: self._callbacks.remove(entry) if entry in self._callbacks else None
 
-    def _queue_callbacks(self, changes: list[Change]) -> None:
+    def _queue_callbacks(self, changes: list[Change], live: bool) -> None:
         for change in changes:
-            for what, callback in list(self._callbacks):
+            for what, callback, replay in list(self._callbacks):
+                if not (live or replay):
+                    continue
                 if what == "change" or (change.state_changed and change.after.state.value == what):
                     self._callback_queue.put((callback, change.after))
 

@@ -50,7 +50,8 @@ async def poll_once(hub: HubView, runner: Runner) -> None:
                     at=now_ms(), session_id=session_id, tmux=location, ports=tuple(ports), pid=pid
                 )
             )
-    hub.apply(PollTick(at=now_ms(), live=False, alive=facts["alive"]))
+    # live: what it finds happens now (it never notifies: it moves nothing into attention)
+    hub.apply(PollTick(at=now_ms(), alive=facts["alive"]))
 
 
 def probe(sessions: list[Session]) -> Mapping[str, Any]:
