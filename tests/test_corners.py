@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,61 @@ def test_item10_untyped_notification_flips_to_needs_input_only_if_nothing_contra
     new_cli.pid("busy", at=new_cli.now - 500)  # a PID file that reports statuses says busy
     new_cli.hook("Notification", at=new_cli.now, message="something")
     assert new_cli.state is State.BUSY and not new_cli.notifications()
+
+
+# ------------------------------------------------ item 5: claude -p and SDK runs never notify
+
+
+def print_run_pid(run: Run, at: int, **fields) -> None:
+    record = s.PidRecord(pid=1166, session_id=SID, cwd="/w/p", started_at=1, **fields)
+    run(s.PidFile(at=at, record=record, project="p"))
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"kind": "interactive", "entrypoint": "sdk-cli"}, State.IDLE),  # claude -p (recorded)
+        ({"kind": "interactive", "entrypoint": "sdk-py"}, State.IDLE),
+        ({"kind": "daemon", "entrypoint": "cli"}, State.IDLE),
+        ({"kind": "interactive", "entrypoint": "cli"}, State.REVIEW),  # a person sits there
+        ({}, State.REVIEW),  # an older PID file: nothing says otherwise
+    ],
+)
+def test_item5_print_and_sdk_runs_do_not_notify_finished(fields, expected):
+    run = Run()
+    run.hook("SessionStart", at=1_000, source="startup")
+    print_run_pid(run, 1_020, **fields)
+    run.hook("UserPromptSubmit", at=1_300, prompt="say hi")
+    run.hook("Stop", at=2_000, last_assistant_message="Hi!")
+    assert run.state is expected
+    assert bool(run.notifications()) is (expected is State.REVIEW)
+    run.hook("SessionEnd", at=2_060, reason="other")
+    assert run.session.ended and run.state is State.IDLE
+
+
+def test_item5_hookless_print_run_ends_idle_not_review():
+    run = Run()
+    print_run_pid(run, 1_000, kind="interactive", entrypoint="sdk-cli", status="busy")
+    print_run_pid(run, 2_000, kind="interactive", entrypoint="sdk-cli", status="idle")
+    assert run.state is State.IDLE and not run.notifications()
+
+
+def test_item5_recorded_print_run_through_the_tracker_raises_no_notification():
+    """tests/fixtures/real/print: the real CLI's ``claude -p`` (its PID file, then hooks)."""
+    real = Path(__file__).parent / "fixtures" / "real" / "print"
+    [record] = [
+        s.parse_pid_record(line)
+        for line in (real / "pid-files.jsonl").read_text().splitlines()
+        if line.strip() not in ("", "null")
+    ]
+    assert isinstance(record, s.PidRecord) and record.entrypoint == "sdk-cli"
+    hooks = [json.loads(line) for line in (real / "hooks.jsonl").read_text().splitlines()]
+    run = Run()
+    for i, body in enumerate(hooks):
+        parsed = s.parse_hook(body, at=1_000 + i * 100)
+        assert not isinstance(parsed, s.Invalid)
+        run(parsed)
+        if i == 0:  # recorded: the PID file 18 ms after SessionStart
+            run(s.PidFile(at=1_018, record=record, project="project"))
+    assert not run.notifications()
+    assert run.fleet[record.session_id].ended

@@ -934,7 +934,13 @@ def test_records_of_the_previous_layout_load_and_round_trip():
     json_keys = list(OLD_RECORD)[: len(session.to_json())]
     assert json.dumps(session.to_json()) == json.dumps({k: OLD_RECORD[k] for k in json_keys})
     record = json.loads(json.dumps(session.to_record()))
-    assert record == {**OLD_RECORD, "cause": "pid:idle", "action": None, "action_at": 0}
+    assert record == {
+        **OLD_RECORD,
+        "cause": "pid:idle",
+        "action": None,
+        "action_at": 0,
+        "interactive": None,
+    }
     assert Session.from_record(record) == session
 
 

@@ -54,6 +54,8 @@ UNKNOWN_TIMEOUT_MS = 10 * 60_000
 COMPACTING_TIMEOUT_MS = 5 * 60_000
 #: A process is declared gone after this many consecutive checks found it dead.
 GONE_CONFIRMATIONS = 2
+#: PID-file ``entrypoint``s and ``kind``s of runs nobody sits at (``-p``: ``sdk-cli``).
+_NON_INTERACTIVE_KINDS = frozenset({"daemon", "daemon-worker"})
 
 Fleet = Mapping[str, Session]
 
@@ -324,6 +326,21 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
     step.notify(s, signal.live)
 
 
+def _interactive(record: sig.PidRecord) -> bool | None:
+    """What a PID file says about who sits at the session: False for ``claude -p`` and SDK
+    runs (``entrypoint`` ``sdk-*``) and daemons; None when it names neither field."""
+    if record.entrypoint is None and record.kind is None:
+        return None
+    entry = record.entrypoint or ""
+    return not (entry.startswith("sdk-") or record.kind in _NON_INTERACTIVE_KINDS)
+
+
+def _finished(t: Tracking) -> State:
+    """The state a finished turn leaves: review, unless nobody sits at the session (then no
+    "finished" notification either: it waits for no one)."""
+    return State.IDLE if t.interactive is False else State.REVIEW
+
+
 def _compaction_over(s: Session) -> Session:
     """Clear the compacting indicator (PostCompact, SessionStart "compact", the turn's end)."""
     if not s.compacting and not s.tracking.compacting_since:
@@ -434,7 +451,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
                 subagent_ids=(),
             ),
         )
-        return _move(s, State.REVIEW, "hook", at, event)
+        return _move(s, _finished(s.tracking), "hook", at, event)
 
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
@@ -446,7 +463,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             s = s.replace(last_assistant=answer)
             t = t.replace(assistant_at=at)
         s = s.replace(current_tool=None, tool_summary=None, subagents=0, tracking=t)
-        return _move(s, State.REVIEW, "hook", at, event)
+        return _move(s, _finished(t), "hook", at, event)
 
     if isinstance(signal, sig.PreCompact):
         return s.replace(compacting=True, tracking=s.tracking.replace(compacting_since=at))
@@ -536,7 +553,7 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         and s.state_since >= t.asked_at
         and _answered_since_asked(t)
     )
-    if answered or approved_unseen:
+    if (answered or approved_unseen) and _finished(t) is State.REVIEW:
         s = _move(s, State.REVIEW, "transcript:answer", max(signal.at, s.state_since))
     t = s.tracking
     if signal.api_error and signal.at >= t.prompt_at:
@@ -572,7 +589,7 @@ def _pid_target(
         case "idle" if state in (State.BUSY, State.UNKNOWN):
             if _turn_ended_quietly(t.transcript_end):
                 return State.IDLE, "pid:idle"
-            return State.REVIEW, "pid:idle"
+            return _finished(t), "pid:idle"
     return None
 
 
@@ -600,6 +617,9 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
     )
     if inherits_hooks and not t.hooked:
         t = t.replace(process_hooked=True)
+    interactive = _interactive(rec)
+    if interactive is not None:
+        t = t.replace(interactive=interactive)
     _retire_others(step, rec.session_id, rec.pid, None, at)
     s = s.replace(
         pid=rec.pid,
