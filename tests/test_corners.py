@@ -329,3 +329,61 @@ def test_item5_recorded_print_run_through_the_tracker_raises_no_notification():
             run(s.PidFile(at=1_018, record=record, project="project"))
     assert not run.notifications()
     assert run.fleet[record.session_id].ended
+
+
+# ------------------------------------------------ item 6: the tmux pane at once, not 30 s late
+
+
+@pytest.fixture
+def tmux_pane(tmp_path, monkeypatch):
+    """A real tmux server on a private socket, one pane running a stand-in for Claude."""
+    socket = tmp_path / "tmux.sock"
+    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
+    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
+    subprocess.run(
+        [*base, "new-session", "-d", "-s", "item6", "-c", str(tmp_path), "exec sleep 300"],
+        check=True,
+    )
+    try:
+        out = subprocess.run(
+            [*base, "display-message", "-p", "-t", "item6", "#{pane_pid} #{pane_id}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        yield int(out[0]), out[1]
+    finally:
+        subprocess.run([*base, "kill-server"], check=False)
+
+
+def test_item6_new_sessions_pane_is_located_at_once_not_at_the_next_poll(homes, tmux_pane):
+    from .test_sources import PidFile
+
+    pid, pane_id = tmux_pane
+    hub = make_hub(home=homes.pmux.root, claude_home=homes.claude).start()
+    try:
+        PidFile(homes.claude, pid, session_id=LIVE).status("idle")
+        located = wait_until(
+            lambda: hub.fleet.get(LIVE) and hub.fleet[LIVE].tmux,
+            timeout=10,  # the poll would take 30 s
+            what="the pane from the process's own TMUX_PANE",
+        )
+        assert (located.session, located.pane) == ("item6", pane_id)
+        assert hub.fleet[LIVE].workspace == "item6"
+    finally:
+        hub.stop()
+
+
+def test_item6_pane_path_is_only_a_fallback_cwd():
+    run = Run()
+    run(s.SessionStart(at=1, session_id=SID))  # no cwd in this hook
+    where = TmuxLocation("dev", "1", "%3", title="✳ fixing tests")
+    run(s.Locate(at=2, session_id=SID, tmux=where, cwd="/w/repo", project="repo"))
+    assert (run.session.cwd, run.session.project, run.session.workspace) == (
+        "/w/repo",
+        "repo",
+        "dev",
+    )
+    assert run.session.tmux.title == "✳ fixing tests"
+    run(s.Locate(at=3, session_id=SID, tmux=where, cwd="/elsewhere"))
+    assert run.session.cwd == "/w/repo"  # never over what a signal said

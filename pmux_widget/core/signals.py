@@ -508,3 +508,7 @@ class Locate(Signal):
     ports: tuple[int, ...] = ()
     workspace: str | None = None
     pid: int | None = None
+    #: the pane's current folder: the session's cwd while no other signal named one
+    cwd: str | None = None
+    #: the runtime's project name for ``cwd``
+    project: str | None = None

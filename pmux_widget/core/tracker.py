@@ -753,4 +753,8 @@ def _on_locate(step: _Builder, signal: sig.Locate) -> None:
         s = s.replace(workspace=workspace)
     if signal.pid is not None and s.pid is None:
         s = s.replace(pid=signal.pid)
+    if s.cwd is None and signal.cwd:  # the pane's folder: a fallback, never over a signal's
+        s = s.replace(cwd=signal.cwd)
+        if not s.project:
+            s = _named(s, signal.project or _project_of(signal.cwd))
     step.put(s)

@@ -20,7 +20,7 @@ from ..boot import recover_from_files, scan_pids
 from ..protocols import HubView
 from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
-from .poller import poll_interval, poll_once
+from .poller import Locator, poll_interval, poll_once
 from .runner import Runner
 from .transcripts import TranscriptFollower, followed
 
@@ -40,9 +40,11 @@ class FileSources:
         self.follower = TranscriptFollower(hub, self.claude, self.runner)
         self.pid_files = PidFileWatcher(hub, self.claude, self.runner, self.follower)
         self.exits = ExitWatcher(hub, self.runner)
+        self.locator = Locator(hub, self.runner)
         self.tasks: list[asyncio.Task[Any]] = []
         self._unlisten = [
             hub.add_listener(self.exits.on_changes),
+            hub.add_listener(self.locator.on_changes),
             hub.add_listener(self.follower.on_changes),
         ]
 

@@ -10,16 +10,17 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pmux_widget.core.model import Session
+from pmux_widget.core.model import Change, Session
 from pmux_widget.core.signals import Locate, PollTick
-from pmux_widget.system import processes, tmux
+from pmux_widget.system import keys, processes, tmux
 from pmux_widget.system.clock import now_ms
+from pmux_widget.system.projects import project_name
 
 from ..boot import process_runs
 from ..protocols import HubView
 from .runner import Runner
 
-__all__ = ["poll_interval", "poll_once", "probe"]
+__all__ = ["Locator", "poll_interval", "poll_once", "probe"]
 
 
 def poll_interval(session_count: int) -> float:
@@ -33,21 +34,77 @@ def poll_interval(session_count: int) -> float:
     return 45.0 if session_count <= 20 else 60.0
 
 
+class Locator:
+    """Locates a new session's tmux pane at once, not at the next poll (30-60 s later).
+
+    Listener (hub thread): the first time a running session has a pid and no pane, the
+    process's own ``TMUX``/``TMUX_PANE`` name its pane (what the hook's ``$TMUX_PANE`` and the
+    PID file's ``tmux`` field say too), confirmed against the process tree with one tmux call
+    (``system.keys.find_pane``), on the worker thread. The poll stays the safety net.
+    """
+
+    def __init__(self, hub: HubView, runner: Runner) -> None:
+        self.hub = hub
+        self.runner = runner
+        self.tried: set[tuple[str, int]] = set()
+
+    def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        for change in changes:
+            s = change.after
+            if s.pid is None or s.ended or not s.running or s.tmux is not None:
+                continue
+            key = (s.session_id, s.pid)
+            if key in self.tried:
+                continue
+            if len(self.tried) > 4096:
+                self.tried.clear()
+            self.tried.add(key)
+            self.runner.spawn(self._locate(s.session_id, s.pid))
+
+    async def _locate(self, session_id: str, pid: int) -> None:
+        pane = await self.runner.probe(keys.find_pane, pid)
+        current = self.hub.fleet.get(session_id)
+        if pane is None or current is None or current.pid != pid or current.tmux is not None:
+            return
+        path = pane.current_path or None
+        self.hub.apply(
+            Locate(
+                at=now_ms(),
+                session_id=session_id,
+                tmux=pane.location,
+                ports=current.ports,
+                pid=pid,
+                cwd=path,
+                project=project_name(path),
+            )
+        )
+
+
 async def poll_once(hub: HubView, runner: Runner) -> None:
     """Discover panes and processes, refresh locations and ports, then the safety net."""
     facts = await runner.probe(probe, list(hub.fleet.values()))
-    for session_id, (location, ports, pid) in facts["where"].items():
+    for session_id, (location, ports, pid, path) in facts["where"].items():
         current = hub.fleet.get(session_id)
         if current is None:
             continue
+        # its process runs (it is in "where"): a pane the Locator confirmed from the
+        # process's own TMUX_PANE stays, even if it is deeper than this scan looks
+        location = location or current.tmux
         if (
             current.tmux != location
             or current.ports != tuple(ports)
             or (pid is not None and current.pid is None)
+            or (current.cwd is None and path)
         ):
             hub.apply(
                 Locate(
-                    at=now_ms(), session_id=session_id, tmux=location, ports=tuple(ports), pid=pid
+                    at=now_ms(),
+                    session_id=session_id,
+                    tmux=location,
+                    ports=tuple(ports),
+                    pid=pid,
+                    cwd=path,
+                    project=project_name(path),
                 )
             )
     # live: what it finds happens now (it never notifies: it moves nothing into attention)
@@ -77,8 +134,13 @@ def probe(sessions: list[Session]) -> Mapping[str, Any]:
         if living:
             families[session.session_id] = [pid, *processes.descendants(pid, tree, depth=4)]
     ports = processes.listening_ports_by_family(families)
-    where: dict[str, tuple[Any, list[int], int | None]] = {}
+    where: dict[str, tuple[Any, list[int], int | None, str | None]] = {}
     for session_id, family in families.items():
         found = pane_of_pid.get(family[0])
-        where[session_id] = (found.location if found else None, ports[session_id], family[0])
+        where[session_id] = (
+            found.location if found else None,
+            ports[session_id],
+            family[0],
+            (found.current_path or None) if found else None,
+        )
     return {"alive": alive, "where": where}
