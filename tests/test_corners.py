@@ -7,11 +7,14 @@ need real files, processes or a hub start real ones.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking
@@ -21,7 +24,7 @@ from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.boot import process_runs
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.snapshot import compute_snapshot
-from pmux_widget.runtime.sources.poller import probe
+from pmux_widget.runtime.sources.poller import next_poll_s, probe
 from pmux_widget.runtime.store import Store
 from pmux_widget.system.clock import now_ms
 
@@ -387,3 +390,55 @@ def test_item6_pane_path_is_only_a_fallback_cwd():
     assert run.session.tmux.title == "✳ fixing tests"
     run(s.Locate(at=3, session_id=SID, tmux=where, cwd="/elsewhere"))
     assert run.session.cwd == "/w/repo"  # never over what a signal said
+
+
+# -------------------------- item 7: the poll's tier counts live sessions; Claudes in panes
+
+
+def test_item7_poll_tier_counts_live_sessions_only(monkeypatch):
+    monkeypatch.delenv("PMUX_WIDGET_POLL_SECONDS", raising=False)
+    ended = Tracking(ended=True)
+    fleet = {f"old-{i}": Session(f"old-{i}", tracking=ended) for i in range(40)}
+    fleet[LIVE] = Session(LIVE, running=True)
+    assert next_poll_s(fleet) == 30.0  # one live session, forty in the history
+
+
+def test_item7_claude_in_a_pane_with_neither_hooks_nor_pid_file_is_found(
+    homes, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PMUX_WIDGET_POLL_SECONDS", "0.3")
+    fake = tmp_path / "bin" / "claude"  # a process named claude, as the native CLI is
+    fake.parent.mkdir()
+    shutil.copy("/bin/sleep", fake)
+    work = (tmp_path / "work").resolve()
+    work.mkdir()
+    socket = tmp_path / "tmux.sock"
+    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
+    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
+    subprocess.run(
+        [*base, "new-session", "-d", "-s", "item7", "-c", str(work), f"exec {fake} 300"],
+        check=True,
+    )
+    hub = make_hub(home=homes.pmux.root, claude_home=homes.claude).start()
+    try:
+        pid = int(
+            subprocess.run(
+                [*base, "display-message", "-p", "-t", "item7", "#{pane_pid}"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        wait_until(lambda: psutil.Process(pid).name() == "claude", what="the exec")
+        transcript = transcript_path_for(ClaudeHome.resolve(homes.claude), str(work), LIVE)
+        transcript.parent.mkdir(parents=True)
+        transcript.write_text("")  # the CLI creates it with the first prompt
+        found = wait_until(
+            lambda: hub.fleet.get(LIVE), timeout=10, what="the Claude in the pane found"
+        )
+        assert found.pid == pid and found.running and found.cwd == str(work)
+        wait_until(lambda: hub.fleet[LIVE].tmux, timeout=10, what="its pane")
+        assert hub.fleet[LIVE].tmux.session == "item7"
+    finally:
+        hub.stop()
+        subprocess.run([*base, "kill-server"], check=False)

@@ -17,9 +17,11 @@ import psutil
 __all__ = [
     "children_map",
     "claude_ancestor",
+    "is_claude_pid",
     "is_claude_process",
     "listening_ports",
     "pid_alive",
+    "process_facts",
     "same_process",
 ]
 
@@ -59,6 +61,31 @@ def proc_stat(pid: int) -> tuple[str, list[str]] | None:
         return None
     name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
     return name, stat[close + 1 :].decode("ascii", "replace").split()
+
+
+def is_claude_pid(pid: int) -> bool:
+    """``pid`` itself is a Claude Code CLI process (one ``/proc`` read for most processes)."""
+    info = proc_stat(pid)
+    if info is None:
+        return False
+    name = info[0]
+    if name == "claude" or name.startswith("claude "):
+        return True
+    if name in ("node", "bun"):
+        try:
+            return is_claude_process(psutil.Process(pid))
+        except (psutil.Error, OSError):
+            return False
+    return False
+
+
+def process_facts(pid: int) -> tuple[str, int] | None:
+    """(cwd, start time in ms epoch) of ``pid``, or None (gone, or not ours to read)."""
+    try:
+        proc = psutil.Process(pid)
+        return proc.cwd(), int(proc.create_time() * 1000)
+    except (psutil.Error, OSError):
+        return None
 
 
 def claude_ancestor(pid: int | None) -> int | None:

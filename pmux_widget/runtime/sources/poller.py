@@ -10,17 +10,18 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core.model import Change, Session
-from pmux_widget.core.signals import Locate, PollTick
+from pmux_widget.core.signals import Locate, PidRecord, PollTick
 from pmux_widget.system import keys, processes, tmux
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.projects import project_name
 
-from ..boot import process_runs
+from ..boot import live_pid_file, process_runs
 from ..protocols import HubView
 from .runner import Runner
 
-__all__ = ["Locator", "poll_interval", "poll_once", "probe"]
+__all__ = ["Locator", "next_poll_s", "poll_interval", "poll_once", "probe"]
 
 
 def poll_interval(session_count: int) -> float:
@@ -32,6 +33,12 @@ def poll_interval(session_count: int) -> float:
     if session_count <= 10:
         return 30.0
     return 45.0 if session_count <= 20 else 60.0
+
+
+def next_poll_s(fleet: Mapping[str, Session]) -> float:
+    """The wait before the next poll: its tier counts the live sessions (the ended ones stay
+    in the fleet for the history, and would slow the poll down for good)."""
+    return poll_interval(sum(1 for s in fleet.values() if not s.ended))
 
 
 class Locator:
@@ -80,9 +87,13 @@ class Locator:
         )
 
 
-async def poll_once(hub: HubView, runner: Runner) -> None:
+async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = None) -> None:
     """Discover panes and processes, refresh locations and ports, then the safety net."""
-    facts = await runner.probe(probe, list(hub.fleet.values()))
+    facts = await runner.probe(probe, list(hub.fleet.values()), claude)
+    for record in facts.get("found", ()):
+        # a Claude in a pane that neither hooks nor a PID file announced: as its PID file
+        # would (the tracker takes it as one), then located and followed like any other
+        hub.apply(live_pid_file(record))
     for session_id, (location, ports, pid, path) in facts["where"].items():
         current = hub.fleet.get(session_id)
         if current is None:
@@ -111,8 +122,9 @@ async def poll_once(hub: HubView, runner: Runner) -> None:
     hub.apply(PollTick(at=now_ms(), alive=facts["alive"]))
 
 
-def probe(sessions: list[Session]) -> Mapping[str, Any]:
-    """Worker thread: liveness, tmux location and listening ports per session."""
+def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[str, Any]:
+    """Worker thread: liveness, tmux location and listening ports per session; with
+    ``claude``, the Claude processes in panes that no session knows (``found``)."""
     tree = processes.children_map()
     panes = tmux.list_panes()
     pane_of_pid: dict[int, tmux.PaneInfo] = {}
@@ -143,4 +155,57 @@ def probe(sessions: list[Session]) -> Mapping[str, Any]:
             family[0],
             (found.current_path or None) if found else None,
         )
-    return {"alive": alive, "where": where}
+    found = discover(claude, panes, tree, sessions) if claude is not None else []
+    return {"alive": alive, "where": where, "found": found}
+
+
+#: A transcript written this long before its process started is not that process's.
+_DISCOVERY_SLACK_MS = 2_000
+
+
+def discover(
+    claude: ClaudeHome,
+    panes: list[tmux.PaneInfo],
+    tree: dict[int, list[int]],
+    sessions: list[Session],
+) -> list[PidRecord]:
+    """Claude processes in tmux panes that no live session has as its pid (started with
+    neither hooks nor a PID file yet: an older CLI, or hooks not installed). Their session
+    is the newest transcript of their folder written since the process started; one with
+    no transcript yet is found by a later poll."""
+    known_pids = {s.pid for s in sessions if s.pid is not None and not s.ended}
+    owned = {s.session_id for s in sessions if s.pid is not None and not s.ended}
+    found: list[PidRecord] = []
+    for pane in panes:
+        for pid in (pane.shell_pid, *processes.descendants(pane.shell_pid, tree, depth=3)):
+            if pid in known_pids or not processes.is_claude_pid(pid):
+                continue
+            facts = processes.process_facts(pid)
+            if facts is None:
+                continue
+            cwd, started_ms = facts
+            session_id = _newest_transcript(claude, cwd, started_ms - _DISCOVERY_SLACK_MS)
+            if session_id is None or session_id in owned:
+                continue
+            owned.add(session_id)
+            found.append(PidRecord(pid=pid, session_id=session_id, cwd=cwd, started_at=started_ms))
+    return found
+
+
+def _newest_transcript(claude: ClaudeHome, cwd: str, since_ms: int) -> str | None:
+    folder = transcript_path_for(claude, cwd, "x").parent
+    newest: tuple[float, str] | None = None
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.name.endswith(".jsonl"):
+            continue
+        try:
+            mtime = entry.stat().st_mtime
+        except OSError:
+            continue
+        if mtime * 1000 >= since_ms and (newest is None or mtime > newest[0]):
+            newest = (mtime, entry.name[: -len(".jsonl")])
+    return newest[1] if newest else None
