@@ -6,6 +6,7 @@ need real files, processes or a hub start real ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -13,12 +14,15 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking
 from pmux_widget.core.timeline import ended_at
+from pmux_widget.core.tracker import reduce
 from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.boot import process_runs
@@ -30,6 +34,7 @@ from pmux_widget.system.clock import now_ms
 
 from .helpers import get_sessions, post_hook, request, wait_until
 from .test_tracker import SID, Run, busy_run
+from .test_tracker_properties import signals as any_signal
 
 LIVE = "11111111-2222-3333-4444-555555555555"
 ENDED = "66666666-7777-8888-9999-000000000000"
@@ -442,3 +447,29 @@ def test_item7_claude_in_a_pane_with_neither_hooks_nor_pid_file_is_found(
     finally:
         hub.stop()
         subprocess.run([*base, "kill-server"], check=False)
+
+
+def _as_print_run(signal: s.Signal) -> s.Signal:
+    if isinstance(signal, s.PidFile):
+        record = dataclasses.replace(signal.record, kind="interactive", entrypoint="sdk-cli")
+        return dataclasses.replace(signal, record=record)
+    return signal
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(any_signal().map(_as_print_run), max_size=40))
+def test_item5_a_session_nobody_sits_at_never_notifies_finished(sequence):
+    """Whatever the order (hooks, PID files, transcripts, polls, restarts): once a PID file
+    said ``claude -p``, the session never enters review with a notification."""
+    fleet: dict[str, Session] = {}
+    now = 10_000
+    for signal in sequence:
+        now += 1_000
+        step = reduce(fleet, signal, now)
+        for change in step.changes:
+            before = fleet.get(change.session_id)
+            if before is not None and before.tracking.interactive is False:
+                assert change.notification is None or change.after.state is State.NEEDS_INPUT
+        fleet = step.sessions
+        if isinstance(signal, s.PidFile):  # the PID file said so: remembered
+            assert fleet[signal.session_id].tracking.interactive is False
