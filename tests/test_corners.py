@@ -22,7 +22,7 @@ from pmux_widget.core import contract
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking
 from pmux_widget.core.timeline import ended_at
-from pmux_widget.core.tracker import reduce
+from pmux_widget.core.tracker import BOOT_WINDOW_MS, reduce
 from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.boot import process_runs
@@ -473,3 +473,48 @@ def test_item5_a_session_nobody_sits_at_never_notifies_finished(sequence):
         fleet = step.sessions
         if isinstance(signal, s.PidFile):  # the PID file said so: remembered
             assert fleet[signal.session_id].tracking.interactive is False
+
+
+def test_item6_a_pane_whose_claude_exited_ends_its_pidless_session():
+    run = Run()
+    run.hook("SessionStart", at=1_000, source="startup", pane="%7")  # no pid: hooks only
+    run.hook("Stop", at=2_000, last_assistant_message="done")
+    later = run.now + BOOT_WINDOW_MS
+    run(s.PollTick(at=later, exited=frozenset({SID})), now=later)
+    assert not run.session.ended  # one look is not proof
+    run(s.PollTick(at=later + 1, exited=frozenset()), now=later + 1)  # Claude is back
+    run(s.PollTick(at=later + 2, exited=frozenset({SID})), now=later + 2)
+    assert not run.session.ended  # the strikes start over
+    run(s.PollTick(at=later + 3, exited=frozenset({SID})), now=later + 3)
+    assert run.session.ended and run.session.running is False
+
+
+def test_item6_pane_running_a_shell_again_is_told_apart_from_one_running_claude(
+    tmp_path, monkeypatch
+):
+    socket = tmp_path / "tmux.sock"
+    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    shutil.copy("/bin/sleep", fake)
+    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
+    subprocess.run([*base, "new-session", "-d", "-s", "a", f"exec {fake} 300"], check=True)
+    subprocess.run([*base, "new-window", "-d", "-t", "a", "exec sleep 300"], check=True)
+    try:
+        listed = subprocess.run(
+            [*base, "list-panes", "-s", "-t", "a", "-F", "#{pane_id} #{pane_pid}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        ids, pids = listed[0::2], [int(p) for p in listed[1::2]]
+        for pid, name in zip(pids, ("claude", "sleep"), strict=True):
+            wait_until(lambda p=pid, n=name: psutil.Process(p).name() == n, what="the exec")
+        with_claude, without = (
+            Session(sid, running=True, tracking=Tracking(pane=pane))
+            for sid, pane in zip((LIVE, ENDED), ids, strict=True)
+        )
+        facts = probe([with_claude, without])
+        assert facts["exited"] == frozenset({ENDED})
+    finally:
+        subprocess.run([*base, "kill-server"], check=False)

@@ -464,6 +464,8 @@ class PollTick(Signal):
     """
 
     alive: Mapping[str, bool | None] = field(default_factory=dict)
+    #: sessions known only by their tmux pane (no pid) whose pane no longer runs Claude
+    exited: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -657,11 +657,12 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
     step.notify(s, signal.live)
 
 
-def _strike(step: _Builder, s: Session, cause: Cause, at: int) -> None:
-    """One check found the process dead; the second consecutive one ends the session."""
+def _strike(step: _Builder, s: Session, cause: Cause, at: int, *, by_pane: bool = False) -> None:
+    """One check found the process dead; the second consecutive one ends the session.
+    ``by_pane``: a session with no pid whose tmux pane no longer runs Claude."""
     t = s.tracking
-    if s.pid is None or t.ended:
-        return  # never identified: only the 10-minute rule may idle it
+    if (s.pid is None and not by_pane) or t.ended:
+        return  # never identified: only the 10-minute rule (or its pane) may idle it
     if step.now - t.first_seen < BOOT_WINDOW_MS:
         return
     checks = t.gone_checks + 1
@@ -684,8 +685,10 @@ def _on_poll(step: _Builder, signal: sig.PollTick) -> None:
         alive = signal.alive.get(s.session_id)
         if alive is False:
             _strike(step, s, "process:gone", now)
-        elif alive is True and s.tracking.gone_checks:
-            step.put(_track(s, s.tracking.replace(gone_checks=0)))
+        elif s.pid is None and s.session_id in signal.exited:
+            _strike(step, s, "process:gone", now, by_pane=True)
+        elif (alive is True or s.pid is None) and s.tracking.gone_checks:
+            step.put(_track(s, s.tracking.replace(gone_checks=0)))  # seen again: not gone
         s = step.get(s.session_id) or s
         quiet_for = now - max(s.state_since, s.tracking.active_at)
         if s.state is State.BUSY and alive is not True and quiet_for > STALE_BUSY_MS:

@@ -119,7 +119,7 @@ async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = No
                 )
             )
     # live: what it finds happens now (it never notifies: it moves nothing into attention)
-    hub.apply(PollTick(at=now_ms(), alive=facts["alive"]))
+    hub.apply(PollTick(at=now_ms(), alive=facts["alive"], exited=facts.get("exited", frozenset())))
 
 
 def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[str, Any]:
@@ -134,12 +134,18 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
         pane_of_pid.setdefault(pane.shell_pid, pane)
     alive: dict[str, bool | None] = {}
     families: dict[str, list[int]] = {}
+    by_id: dict[str, list[tmux.PaneInfo]] = {}
+    for pane in panes:
+        by_id.setdefault(pane.location.pane, []).append(pane)
+    exited: set[str] = set()
     for session in sessions:
         if session.ended:
             continue
         pid = session.pid
         if pid is None:
             alive[session.session_id] = None
+            if _claude_left_its_pane(session, by_id, tree):
+                exited.add(session.session_id)
             continue
         living = process_runs(session)  # a reused pid is another process: not its ports
         alive[session.session_id] = living
@@ -156,7 +162,25 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             (found.current_path or None) if found else None,
         )
     found = discover(claude, panes, tree, sessions) if claude is not None else []
-    return {"alive": alive, "where": where, "found": found}
+    return {"alive": alive, "where": where, "found": found, "exited": frozenset(exited)}
+
+
+def _claude_left_its_pane(
+    session: Session, by_id: dict[str, list[tmux.PaneInfo]], tree: dict[int, list[int]]
+) -> bool:
+    """A session known only by its pane (hooks' ``$TMUX_PANE``, no pid): the pane runs
+    something else now (``pane_current_command``: the shell is back) and no Claude process is
+    left in its tree. A pane id found on several tmux servers proves nothing."""
+    pane_id = session.tmux.pane if session.tmux is not None else session.tracking.pane
+    candidates = by_id.get(pane_id or "", [])
+    if len(candidates) != 1:
+        return False
+    pane = candidates[0]
+    command = pane.current_command
+    if command == "claude" or command.startswith("claude ") or command in ("node", "bun"):
+        return False
+    family = (pane.shell_pid, *processes.descendants(pane.shell_pid, tree, depth=4))
+    return not any(processes.is_claude_pid(pid) for pid in family)
 
 
 #: A transcript written this long before its process started is not that process's.
