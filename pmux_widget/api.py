@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Generator
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pmux_widget.claude.transcript import last_answer
 from pmux_widget.core import contract, model
@@ -204,7 +204,8 @@ def session(session_id: str) -> Session | None:
 
 def counts() -> dict[str, int]:
     """``{"idle", "busy", "needs-input", "review", "unknown", "attention"}`` of live sessions."""
-    return dict(contract.counts(hub().sessions()))
+    # the one definition (the widget's, /api/sessions', status'): live sessions only
+    return cast("dict[str, int]", dict(contract.counts(hub().sessions())))
 
 
 def history(session_id: str | None = None) -> list[Transition]:

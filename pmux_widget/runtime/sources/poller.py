@@ -161,8 +161,8 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             family[0],
             (found.current_path or None) if found else None,
         )
-    found = discover(claude, panes, tree, sessions) if claude is not None else []
-    return {"alive": alive, "where": where, "found": found, "exited": frozenset(exited)}
+    new = discover(claude, panes, tree, sessions) if claude is not None else []
+    return {"alive": alive, "where": where, "found": new, "exited": frozenset(exited)}
 
 
 def _claude_left_its_pane(
