@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -518,3 +520,54 @@ def test_item6_pane_running_a_shell_again_is_told_apart_from_one_running_claude(
         assert facts["exited"] == frozenset({ENDED})
     finally:
         subprocess.run([*base, "kill-server"], check=False)
+
+
+@pytest.fixture
+def fake_claude(tmp_path):
+    """Start a process named ``claude`` (a copy of this Python) with the given args/env."""
+    exe = tmp_path / "bin" / "claude"
+    exe.parent.mkdir(exist_ok=True)
+    shutil.copy(os.path.realpath(sys.executable), exe)
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> int:
+        code = "import time; time.sleep(300)"
+        proc = subprocess.Popen([str(exe), "-c", code, *args], env={**os.environ, **(env or {})})
+        started.append(proc)
+        wait_until(lambda: psutil.Process(proc.pid).name() == "claude", what="the process")
+        return proc.pid
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(("-p", "say hi"), {}), ((), {"CLAUDE_CODE_ENTRYPOINT": "sdk-py"})],
+    ids=["claude -p", "sdk"],
+)
+def test_item5_no_pid_file_print_or_sdk_run_is_told_by_its_process(hub, fake_claude, args, env):
+    pid = fake_claude(*args, env=env)
+    notes: list = []
+    hub.add_listener(lambda changes, fleet: notes.extend(c for c in changes if c.notification))
+    headers = {"X-Pmux-Ppid": str(pid)}
+    for event, fields in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "say hi"}),
+        ("Stop", {"last_assistant_message": "Hi!"}),
+    ):
+        body = {"session_id": LIVE, "hook_event_name": event, "cwd": "/tmp/acme", **fields}
+        assert post_hook(hub.port, hub.token, body, **headers) == 204
+    session = hub.fleet[LIVE]
+    assert session.pid == pid and session.state is State.IDLE
+    assert hub.call(lambda: list(notes)) == []
+
+
+def test_item5_interactive_claude_without_pid_file_still_notifies(hub, fake_claude):
+    pid = fake_claude()
+    for event in ("UserPromptSubmit", "Stop"):
+        body = {"session_id": LIVE, "hook_event_name": event, "cwd": "/tmp/acme"}
+        assert post_hook(hub.port, hub.token, body, **{"X-Pmux-Ppid": str(pid)}) == 204
+    assert hub.fleet[LIVE].state is State.REVIEW

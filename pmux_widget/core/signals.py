@@ -99,6 +99,8 @@ class HookSignal(Signal):
     pane: str | None = None
     pid: int | None = None
     project: str | None = None
+    #: the hook's ``CLAUDE_CODE_ENTRYPOINT`` (the CLI's, inherited), when the hub read it
+    entrypoint: str | None = None
 
     @property
     def event_name(self) -> str:

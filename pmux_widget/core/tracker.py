@@ -311,6 +311,8 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         t = t.replace(ended=False, gone_checks=0)
     if signal.pane:
         t = t.replace(pane=signal.pane)
+    if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
+        t = t.replace(interactive=_interactive(signal.entrypoint))
     s = _track(s, t)
     if signal.cwd:
         s = s.replace(cwd=signal.cwd)
@@ -326,13 +328,13 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
     step.notify(s, signal.live)
 
 
-def _interactive(record: sig.PidRecord) -> bool | None:
-    """What a PID file says about who sits at the session: False for ``claude -p`` and SDK
-    runs (``entrypoint`` ``sdk-*``) and daemons; None when it names neither field."""
-    if record.entrypoint is None and record.kind is None:
+def _interactive(entrypoint: str | None, kind: str | None = None) -> bool | None:
+    """Who sits at the session, from a PID file's ``entrypoint`` and ``kind`` or a hook's
+    ``CLAUDE_CODE_ENTRYPOINT``: False for ``claude -p`` and SDK runs (``sdk-*``) and daemons;
+    None when neither is known."""
+    if entrypoint is None and kind is None:
         return None
-    entry = record.entrypoint or ""
-    return not (entry.startswith("sdk-") or record.kind in _NON_INTERACTIVE_KINDS)
+    return not ((entrypoint or "").startswith("sdk-") or kind in _NON_INTERACTIVE_KINDS)
 
 
 def _finished(t: Tracking) -> State:
@@ -617,7 +619,7 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
     )
     if inherits_hooks and not t.hooked:
         t = t.replace(process_hooked=True)
-    interactive = _interactive(rec)
+    interactive = _interactive(rec.entrypoint, rec.kind)
     if interactive is not None:
         t = t.replace(interactive=interactive)
     _retire_others(step, rec.session_id, rec.pid, None, at)

@@ -146,13 +146,21 @@ def recovery_signal(
     )
 
 
-def named_hook(signal: HookSignal, pid: int | None = None) -> HookSignal:
-    """The hook with its project named by the one rule (``system.projects``) and the pid of
-    its Claude process when known: what the hub applies, and the offline snapshot too."""
+def named_hook(
+    signal: HookSignal, pid: int | None = None, entrypoint: str | None = None
+) -> HookSignal:
+    """The hook with its project named by the one rule (``system.projects``), the pid of its
+    Claude process and its entrypoint when known: what the hub applies, and the offline
+    snapshot too."""
     project = project_name(signal.cwd)
-    if project is None and pid is None:
+    if project is None and pid is None and entrypoint is None:
         return signal
-    return dataclasses.replace(signal, pid=pid or signal.pid, project=project or signal.project)
+    return dataclasses.replace(
+        signal,
+        pid=pid or signal.pid,
+        project=project or signal.project,
+        entrypoint=entrypoint or signal.entrypoint,
+    )
 
 
 def live_pid_file(record: PidRecord, *, live: bool = True) -> PidFile:

@@ -79,6 +79,7 @@ class Hub:
         # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
+        self._entry_cache: dict[str, str | None] = {}
         self._store: Store | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: tornado.httpserver.HTTPServer | None = None
@@ -236,7 +237,27 @@ class Hub:
                 self._ancestor_cache[ppid] = pid
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
-        self.apply(named_hook(signal, pid))
+        entry = self._entrypoint(signal, ppid, pid) if signal.live else None
+        self.apply(named_hook(signal, pid, entry))
+
+    def _entrypoint(self, signal: HookSignal, ppid: int | None, pid: int | None) -> str | None:
+        """How the session's Claude was started, once per session (read while the hook's
+        process waits for our answer): ``CLAUDE_CODE_ENTRYPOINT`` in the hook's or Claude's
+        environment (SDKs set it: ``sdk-ts``, ``sdk-py``), else ``sdk-cli`` when Claude runs
+        with ``-p``. So a session with no PID file is told non-interactive too."""
+        sid = signal.session_id
+        if sid in self._entry_cache:
+            return self._entry_cache[sid]
+        entry = None
+        for proc in (ppid, pid):
+            if proc and entry is None:
+                entry = processes.environ_value(proc, "CLAUDE_CODE_ENTRYPOINT")
+        if entry is None and pid and processes.print_mode(pid):
+            entry = "sdk-cli"
+        if len(self._entry_cache) > 4096:
+            self._entry_cache.clear()
+        self._entry_cache[sid] = entry
+        return entry
 
     def apply(self, signal: Signal) -> list[Change]:
         """Apply one signal through the tracker, persist, fan out. Hub thread only."""

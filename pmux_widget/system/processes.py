@@ -17,10 +17,12 @@ import psutil
 __all__ = [
     "children_map",
     "claude_ancestor",
+    "environ_value",
     "is_claude_pid",
     "is_claude_process",
     "listening_ports",
     "pid_alive",
+    "print_mode",
     "process_facts",
     "same_process",
 ]
@@ -86,6 +88,32 @@ def process_facts(pid: int) -> tuple[str, int] | None:
         return proc.cwd(), int(proc.create_time() * 1000)
     except (psutil.Error, OSError):
         return None
+
+
+def environ_value(pid: int, name: str) -> str | None:
+    """One variable of ``pid``'s environment as it was started (Linux ``/proc``), or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    for entry in data.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode(errors="replace")
+    return None
+
+
+def print_mode(pid: int) -> bool:
+    """``pid`` was started with ``-p`` / ``--print`` (a one-shot run; Linux ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = handle.read().split(b"\0")
+    except OSError:
+        return False
+    if b"--" in args:
+        args = args[: args.index(b"--")]
+    return b"-p" in args[1:] or b"--print" in args[1:]
 
 
 def claude_ancestor(pid: int | None) -> int | None:
