@@ -571,3 +571,17 @@ def test_item5_interactive_claude_without_pid_file_still_notifies(hub, fake_clau
         body = {"session_id": LIVE, "hook_event_name": event, "cwd": "/tmp/acme"}
         assert post_hook(hub.port, hub.token, body, **{"X-Pmux-Ppid": str(pid)}) == 204
     assert hub.fleet[LIVE].state is State.REVIEW
+
+
+def test_item1_reused_pid_in_a_tmux_pane_does_not_take_that_pane(homes, tmux_pane):
+    pid, _ = tmux_pane  # started now, in a pane: a stranger to the restored session
+    store = Store(homes.pmux.db_path)
+    session = restored(pid, State.NEEDS_INPUT, now_ms() - 3_600_000)
+    store.apply([Change(LIVE, None, session)], now_ms())
+    store.close()
+    hub = make_hub(home=homes.pmux.root, claude_home=homes.claude).start()
+    try:
+        wait_until(lambda: hub.fleet[LIVE].ended, timeout=30, what="the session ends")
+        assert hub.fleet[LIVE].tmux is None and hub.fleet[LIVE].workspace != "item6"
+    finally:
+        hub.stop()

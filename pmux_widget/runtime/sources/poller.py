@@ -66,10 +66,11 @@ class Locator:
             if len(self.tried) > 4096:
                 self.tried.clear()
             self.tried.add(key)
-            self.runner.spawn(self._locate(s.session_id, s.pid))
+            self.runner.spawn(self._locate(s))
 
-    async def _locate(self, session_id: str, pid: int) -> None:
-        pane = await self.runner.probe(keys.find_pane, pid)
+    async def _locate(self, session: Session) -> None:
+        session_id, pid = session.session_id, session.pid
+        pane = await self.runner.probe(_own_pane, session)
         current = self.hub.fleet.get(session_id)
         if pane is None or current is None or current.pid != pid or current.tmux is not None:
             return
@@ -85,6 +86,13 @@ class Locator:
                 project=project_name(path),
             )
         )
+
+
+def _own_pane(session: Session) -> tmux.PaneInfo | None:
+    """Worker thread: the pane of the session's own process (a reused pid's is not its)."""
+    if session.pid is None or not process_runs(session):
+        return None
+    return keys.find_pane(session.pid)
 
 
 async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = None) -> None:
