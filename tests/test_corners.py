@@ -585,3 +585,28 @@ def test_item1_reused_pid_in_a_tmux_pane_does_not_take_that_pane(homes, tmux_pan
         assert hub.fleet[LIVE].tmux is None and hub.fleet[LIVE].workspace != "item6"
     finally:
         hub.stop()
+
+
+def _in_folder(drawn: tuple[s.Signal, str]) -> s.Signal:
+    signal, cwd = drawn
+    if isinstance(signal, s.HookSignal | s.TranscriptUpdate):
+        return dataclasses.replace(signal, cwd=cwd)
+    if isinstance(signal, s.PidFile):
+        return dataclasses.replace(signal, record=dataclasses.replace(signal.record, cwd=cwd))
+    return signal
+
+
+_FOLDERS = st.sampled_from(["/w/repo", "/w/repo/src", "/w/other"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(any_signal(), _FOLDERS).map(_in_folder), max_size=40))
+def test_item3_project_and_workspace_never_disagree_outside_tmux(sequence):
+    fleet: dict[str, Session] = {}
+    now = 10_000
+    for signal in sequence:
+        now += 1_000
+        fleet = reduce(fleet, signal, now).sessions
+        for session in fleet.values():
+            if session.tmux is None and session.project is not None:
+                assert session.workspace == session.project, session
