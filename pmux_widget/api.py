@@ -13,11 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Collection, Generator
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pmux_widget.claude.transcript import last_answer
-from pmux_widget.core import model
-from pmux_widget.core.model import ActionName, Change, Session, State, Transition, count_states
+from pmux_widget.core import contract, model
+from pmux_widget.core.model import ActionName, Change, Session, State, Transition
+from pmux_widget.core.timeline import ended_at
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
@@ -230,7 +231,8 @@ def session(session_id: str) -> Session | None:
 
 def counts() -> dict[str, int]:
     """``{"idle", "busy", "needs-input", "review", "unknown", "attention"}`` of live sessions."""
-    return count_states(sessions())
+    # the one definition (the widget's, /api/sessions', status'): live sessions only
+    return cast("dict[str, int]", dict(contract.counts(hub().sessions())))
 
 
 def history(session_id: str | None = None) -> list[Transition]:
@@ -242,7 +244,8 @@ def to_dataframe() -> pandas.DataFrame:
     """The history as a DataFrame, one row per state interval, with its duration.
 
     Columns: session_id, project, state, start, end, duration_s, source. The last interval of
-    a session ends now. Needs pandas (``pip install pmux-widget[pandas]``).
+    a live session ends now; an ended session's ends when it ended (it does not grow). Needs
+    pandas (``pip install pmux-widget[pandas]``).
     """
     try:
         import pandas as pd
@@ -258,8 +261,9 @@ def to_dataframe() -> pandas.DataFrame:
         by_session.setdefault(transition.session_id, []).append(transition)
     for sid, transitions in by_session.items():
         project = known[sid].project if sid in known else None
+        ended = ended_at(known[sid]) if sid in known else None
         for current, following in zip(transitions, [*transitions[1:], None], strict=True):
-            end = following.at if following else now
+            end = following.at if following else (now if ended is None else ended)
             rows.append(
                 {
                     "session_id": sid,
@@ -293,16 +297,20 @@ def _states(state: str | State | Collection[str | State]) -> frozenset[State]:
         raise ValueError(f"unknown state in {state!r}; use one of: {valid}") from None
 
 
-def on(what: str | State, callback: Callable[[Session], Any]) -> Callable[[], None]:
+def on(
+    what: str | State, callback: Callable[[Session], Any], *, replay: bool = False
+) -> Callable[[], None]:
     """Call ``callback(session)`` when a session enters state ``what``, or on any ``"change"``.
 
-    Callbacks run on a dispatcher thread, never on the hub's: a slow one delays nothing else.
-    Returns a function that unsubscribes.
+    Like notifications, only what happens now: the silent steps of a hub's start (restored
+    sessions, replayed spool, recovery) call it only with ``replay=True``. Callbacks run on a
+    dispatcher thread, never on the hub's: a slow one delays nothing else. Returns a function
+    that unsubscribes.
     """
     key = what.value if isinstance(what, State) else what
     if key not in _EVENTS:
         raise ValueError(f"on({what!r}): use one of {sorted(_EVENTS)}")
-    return hub().on(key, callback)
+    return hub().on(key, callback, replay=replay)
 
 
 class Wait:
@@ -327,11 +335,11 @@ class Wait:
         target.call(self._arm)
 
     def _matches(self, session: Session) -> bool:
-        return (
-            session.state in self.states
-            and (self.session_id is None or session.session_id == self.session_id)
-            and session.state_since >= self.since
-        )
+        if self.session_id is None:
+            who = not session.ended  # "any session": any live one, not the history's
+        else:
+            who = session.session_id == self.session_id
+        return who and session.state in self.states and session.state_since >= self.since
 
     def _arm(self) -> None:
         """On the hub thread: check the current state, else listen for the change."""
@@ -403,7 +411,8 @@ def wait_for(
 ) -> Any:
     """Wait until a session (``None``: any) is in ``state`` (one state or several).
 
-    In async code (a running event loop in this thread, e.g. a notebook cell), it returns an
+    ``None`` waits for a live session (an ended one never matches). In async code (a running
+    event loop in this thread, e.g. a notebook cell), it returns an
     awaitable :class:`Wait`: ``await pmux_widget.wait_for(sid, "review")``, or block with
     ``.result()``. Called with no running loop (a script), it blocks and returns the
     :class:`Session`. Raises TimeoutError after ``timeout`` seconds.
@@ -420,6 +429,7 @@ def wait_for(
 
 _widget: Any = None
 _sidecar: Any = None
+_stub: Any = None
 
 
 def status_widget() -> Any:
@@ -476,16 +486,18 @@ def sidebar(title: str = "Claude sessions") -> None:
 
     from pmux_widget.widget import StatusWidget
 
-    global _sidecar
+    global _sidecar, _stub
     with _lock:
         if _sidecar is not None:
             _sidecar.close()
+        if _stub is not None:  # the last call's stand-in: it would listen to the hub forever
+            _stub.close()
         _sidecar = Sidecar(title=title, anchor="right")
+        _stub = StatusWidget(hub(), mode="sidebar-stub")
+        _stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
     with _sidecar:
         display(status_widget())
-    stub = StatusWidget(hub(), mode="sidebar-stub")
-    stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
-    display(stub)
+    display(_stub)
 
 
 # ---------------------------------------------------------------------------- timeline

@@ -79,15 +79,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------- status
 
 
-def fetch_snapshot(home: PmuxHome, timeout: float = 2.0) -> dict[str, Any] | None:
-    """``GET /api/sessions`` from the first live hub that answers, or None."""
+def fetch_snapshot(
+    home: PmuxHome, timeout: float = 2.0, *, include_ended: bool = False
+) -> dict[str, Any] | None:
+    """``GET /api/sessions`` from the first live hub that answers, or None (``include_ended``:
+    ``?ended=1``, the ended sessions too)."""
     try:
         token = home.token_file.read_text().strip()
     except OSError:
         return None
     for info in live_hubs(home):
         request = urllib.request.Request(
-            f"http://127.0.0.1:{info.port}/api/sessions",
+            f"http://127.0.0.1:{info.port}/api/sessions" + ("?ended=1" if include_ended else ""),
             headers={"X-Pmux-Token": token},
         )
         try:
@@ -100,11 +103,13 @@ def fetch_snapshot(home: PmuxHome, timeout: float = 2.0) -> dict[str, Any] | Non
     return None
 
 
-def offline_snapshot(home: PmuxHome, claude_dir: Any) -> dict[str, Any]:
+def offline_snapshot(
+    home: PmuxHome, claude_dir: Any, *, include_ended: bool = False
+) -> dict[str, Any]:
     """What a hub would show, computed from the files alone (nothing is written)."""
     from pmux_widget.runtime.snapshot import compute_snapshot
 
-    return compute_snapshot(home, claude_dir)
+    return compute_snapshot(home, claude_dir, include_ended=include_ended)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -115,8 +120,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     home, claude_dir = _paths(args)
 
     def snapshot() -> dict[str, Any]:
-        live = fetch_snapshot(home)
-        return live if live is not None else offline_snapshot(home, claude_dir)
+        ended = bool(getattr(args, "all", False))
+        live = fetch_snapshot(home, include_ended=ended)
+        return live if live is not None else offline_snapshot(home, claude_dir, include_ended=ended)
 
     if not claude_dir.is_dir():
         print(
@@ -326,8 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("uninstall", help="remove exactly our hooks from Claude's settings.json")
     p.set_defaults(func=cmd_uninstall)
 
-    p = sub.add_parser("status", help="print every session's state")
+    p = sub.add_parser("status", help="print every live session's state")
     p.add_argument("--json", action="store_true", help='{"sessions": [...], "counts": {...}}')
+    p.add_argument(
+        "--all", action="store_true", help="list ended sessions too (counts stay the live ones)"
+    )
     p.add_argument("--watch", action="store_true", help="refresh until Ctrl+C")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes")
     p.add_argument("--fleet", metavar="URL", help="every host's sessions from this NATS server")

@@ -114,7 +114,9 @@ def post_hook(port: int, token: str, payload: Any, **headers: str) -> int:
     return status
 
 
-def get_sessions(port: int, token: str) -> dict[str, Any]:
-    status, body, _ = request(port, "GET", "/api/sessions", headers={"X-Pmux-Token": token})
+def get_sessions(port: int, token: str, *, ended: bool = False) -> dict[str, Any]:
+    """``GET /api/sessions`` (``ended``: ``?ended=1``, the ended sessions listed too)."""
+    path = "/api/sessions?ended=1" if ended else "/api/sessions"
+    status, body, _ = request(port, "GET", path, headers={"X-Pmux-Token": token})
     assert status == 200, (status, body)
     return json.loads(body)

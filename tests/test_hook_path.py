@@ -177,7 +177,8 @@ def test_every_hook_row_through_the_installed_script(installed, hub):
         assert state == expected, f"{name}: got {state}"
     final = hub.fleet[SID]
     assert final.running is False and final.ended is True
-    data = get_sessions(hub.port, hub.token)
+    assert get_sessions(hub.port, hub.token)["sessions"] == []  # ended: out of the live list
+    data = get_sessions(hub.port, hub.token, ended=True)
     [row] = data["sessions"]
     assert row["running"] is False and row["state"] == "idle"
     assert row["model"] == "m-1" and row["last_prompt"] == "again"
@@ -207,7 +208,7 @@ def test_clear_retires_the_old_session_and_starts_the_new(installed, hub):
     old, new = hub.fleet[SID], hub.fleet[NEW_SID]
     assert (old.ended, old.running, old.state, old.source) == (True, False, State.IDLE, "retired")
     assert new.state is State.IDLE and new.running
-    rows = {r["session_id"]: r for r in get_sessions(hub.port, hub.token)["sessions"]}
+    rows = {r["session_id"]: r for r in get_sessions(hub.port, hub.token, ended=True)["sessions"]}
     assert rows[SID]["running"] is False and rows[NEW_SID]["running"] is True
 
 

@@ -1002,7 +1002,14 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         {**{k: OLD_RECORD[k] for k in json_keys}, **added}
     )
     record = json.loads(json.dumps(session.to_record()))
-    assert record == {**OLD_RECORD, **added, "cause": "pid:idle", "action": None, "action_at": 0}
+    assert record == {
+        **OLD_RECORD,
+        **added,
+        "cause": "pid:idle",
+        "action": None,
+        "action_at": 0,
+        "interactive": None,
+    }
     assert Session.from_record(record) == session
 
 

@@ -365,6 +365,9 @@ class Tracking:
     #: the last action delivered to this session and when: the state it leads to shows it
     action: ActionName | None = None
     action_at: int = 0
+    #: True: an interactive CLI (its PID file says so); False: ``claude -p``, an SDK run or a
+    #: daemon, whose finished turn waits for nobody; None: not known (no PID file seen)
+    interactive: bool | None = None
 
     @property
     def hooked(self) -> bool:
@@ -575,6 +578,7 @@ class TrackingChanges(TypedDict, total=False):
     process_hooked: bool
     action: ActionName | None
     action_at: int
+    interactive: bool | None
 
 
 class SessionChanges(TypedDict, total=False):

@@ -102,6 +102,8 @@ class HookSignal(Signal):
     project: str | None = None
     #: the session's permission mode as the hook reports it (``default``, ``auto`` …)
     permission_mode: str | None = None
+    #: the hook's ``CLAUDE_CODE_ENTRYPOINT`` (the CLI's, inherited), when the hub read it
+    entrypoint: str | None = None
 
     @property
     def event_name(self) -> str:
@@ -375,6 +377,8 @@ class TranscriptUpdate(Signal):
     api_error: str | None = None
     ending: TranscriptEnding | None = None
     cwd: str | None = None
+    #: the project the runtime names ``cwd`` by (as for hooks and PID files)
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,6 +481,8 @@ class PollTick(Signal):
     """
 
     alive: Mapping[str, bool | None] = field(default_factory=dict)
+    #: sessions known only by their tmux pane (no pid) whose pane no longer runs Claude
+    exited: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -521,3 +527,7 @@ class Locate(Signal):
     ports: tuple[int, ...] = ()
     workspace: str | None = None
     pid: int | None = None
+    #: the pane's current folder: the session's cwd while no other signal named one
+    cwd: str | None = None
+    #: the runtime's project name for ``cwd``
+    project: str | None = None

@@ -55,6 +55,8 @@ UNKNOWN_TIMEOUT_MS = 10 * 60_000
 COMPACTING_TIMEOUT_MS = 5 * 60_000
 #: A process is declared gone after this many consecutive checks found it dead.
 GONE_CONFIRMATIONS = 2
+#: PID-file ``entrypoint``s and ``kind``s of runs nobody sits at (``-p``: ``sdk-cli``).
+_NON_INTERACTIVE_KINDS = frozenset({"daemon", "daemon-worker"})
 
 Fleet = Mapping[str, Session]
 
@@ -237,9 +239,20 @@ def _turn_ended_quietly(ending: TranscriptEnding | None) -> bool:
 
 
 def _project_of(cwd: str | None) -> str | None:
+    """The fallback name, for a signal the runtime did not name (it names them all)."""
     if not cwd:
         return None
     return posixpath.basename(cwd.rstrip("/")) or cwd
+
+
+def _named(s: Session, project: str | None) -> Session:
+    """The one naming rule: the project is the runtime's name for the folder (its git root's
+    name, else its own: ``system.projects``); the workspace is the tmux session once the
+    session is located in one, else the project. So the two never disagree for one folder."""
+    if not project:
+        return s
+    workspace = (s.workspace or project) if s.tmux is not None else project
+    return s.replace(project=project, workspace=workspace)
 
 
 def _retire_others(step: _Builder, keep: str, pid: int | None, pane: str | None, at: int) -> None:
@@ -296,14 +309,14 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
         t = t.replace(ended=False, gone_checks=0)
     if signal.pane:
         t = t.replace(pane=signal.pane)
+    if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
+        t = t.replace(interactive=_interactive(signal.entrypoint))
     s = _track(s, t)
     if signal.cwd:
         s = s.replace(cwd=signal.cwd)
     if signal.transcript_path:
         s = s.replace(transcript_path=signal.transcript_path)
-    project = signal.project or _project_of(signal.cwd)
-    if project:
-        s = s.replace(project=project, workspace=s.workspace or project)
+    s = _named(s, signal.project or _project_of(signal.cwd))
     if signal.pid is not None:
         s = s.replace(pid=signal.pid)
     if signal.permission_mode and not stale:
@@ -313,6 +326,28 @@ def _on_hook(step: _Builder, signal: sig.HookSignal) -> None:
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
     step.put(s)
     step.notify(s, signal.live)
+
+
+def _interactive(entrypoint: str | None, kind: str | None = None) -> bool | None:
+    """Who sits at the session, from a PID file's ``entrypoint`` and ``kind`` or a hook's
+    ``CLAUDE_CODE_ENTRYPOINT``: False for ``claude -p`` and SDK runs (``sdk-*``) and daemons;
+    None when neither is known."""
+    if entrypoint is None and kind is None:
+        return None
+    return not ((entrypoint or "").startswith("sdk-") or kind in _NON_INTERACTIVE_KINDS)
+
+
+def _finished(t: Tracking) -> State:
+    """The state a finished turn leaves: review, unless nobody sits at the session (then no
+    "finished" notification either: it waits for no one)."""
+    return State.IDLE if t.interactive is False else State.REVIEW
+
+
+def _compaction_over(s: Session) -> Session:
+    """Clear the compacting indicator (PostCompact, SessionStart "compact", the turn's end)."""
+    if not s.compacting and not s.tracking.compacting_since:
+        return s
+    return s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0))
 
 
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
@@ -336,7 +371,9 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.SessionStart):
         if signal.model:
             s = s.replace(model=signal.model)
-        if signal.source not in _SWITCH_SOURCES:  # "compact": mid-turn, nothing moves
+        if signal.source == "compact":  # fired once the compaction is done
+            return _compaction_over(s)
+        if signal.source not in _SWITCH_SOURCES:  # mid-turn: nothing moves
             return s
         if not sub:
             pane = signal.pane if signal.source in ("clear", "resume") else None
@@ -392,9 +429,11 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
         return _move(s, State.NEEDS_INPUT, "hook", at, event)
 
     if isinstance(signal, sig.Notification):
-        if signal.notification_type is None or signal.notification_type in (
-            _NEEDS_INPUT_NOTIFICATIONS
-        ):
+        # Old CLIs sent no type: then any Notification meant a dialog. A CLI whose PID file
+        # reports statuses types every notification, and says "waiting" itself for a dialog:
+        # an untyped one from it is not a dialog.
+        untyped_dialog = signal.notification_type is None and s.tracking.pid_status is None
+        if untyped_dialog or signal.notification_type in _NEEDS_INPUT_NOTIFICATIONS:
             if s.state is not State.NEEDS_INPUT and signal.message:
                 s = _track(s, s.tracking.replace(waiting_for=clip(signal.message)))
             return _move(s, State.NEEDS_INPUT, "hook", at, event)
@@ -412,6 +451,7 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.StopFailure):
         if sub:
             return s
+        s = _compaction_over(s)  # a turn's end is past any compaction in it
         s = s.replace(
             error=signal.error or "unknown",
             current_tool=None,
@@ -424,11 +464,12 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
                 subagent_ids=(),
             ),
         )
-        return _move(s, State.REVIEW, "hook", at, event)
+        return _move(s, _finished(s.tracking), "hook", at, event)
 
     if isinstance(signal, sig.Stop):
         if sub:  # a sub-agent's end never ends the parent's turn
             return s
+        s = _compaction_over(s)  # a turn's end is past any compaction in it
         running = tuple(task for task in signal.background_tasks if task.status == "running")
         t = s.tracking.replace(tool_at=at)
         answer = clip(signal.last_assistant_message)
@@ -442,13 +483,13 @@ def _apply_hook(step: _Builder, s: Session, signal: sig.HookSignal) -> Session:
             s = _move(_track(s, t), State.BUSY, "hook", at, event)
             return _because(s, "wait:background-agent", None)
         s = s.replace(subagents=0, tracking=t.replace(subagent_ids=()))
-        return _move(s, State.REVIEW, "hook", at, event)
+        return _move(s, _finished(t), "hook", at, event)
 
     if isinstance(signal, sig.PreCompact):
         return s.replace(compacting=True, tracking=s.tracking.replace(compacting_since=at))
 
     if isinstance(signal, sig.PostCompact):
-        return s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0))
+        return _compaction_over(s)
 
     if isinstance(signal, sig.SubagentStart | sig.SubagentStop):
         return _apply_counters(s, signal)
@@ -518,8 +559,8 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         transcript_path=s.transcript_path or signal.transcript_path,
         cwd=s.cwd or signal.cwd,
     )
-    if not s.project and signal.cwd:
-        s = s.replace(project=_project_of(signal.cwd), workspace=s.workspace or s.project)
+    if not s.project:
+        s = _named(s, signal.project or _project_of(signal.cwd))
     if signal.at >= t.tool_at:
         s = s.replace(current_tool=signal.current_tool, tool_summary=signal.tool_summary)
         t = t.replace(tool_at=signal.at)
@@ -544,7 +585,7 @@ def _on_transcript(step: _Builder, signal: sig.TranscriptUpdate) -> None:
         and s.state_since >= t.asked_at
         and _answered_since_asked(t)
     )
-    if answered or approved_unseen:
+    if (answered or approved_unseen) and _finished(t) is State.REVIEW:
         s = _move(s, State.REVIEW, "transcript:answer", max(signal.at, s.state_since))
     t = s.tracking
     if signal.api_error and signal.at >= t.prompt_at:
@@ -580,7 +621,7 @@ def _pid_target(
         case "idle" if state in (State.BUSY, State.UNKNOWN):
             if _turn_ended_quietly(t.transcript_end):
                 return State.IDLE, "pid:idle"
-            return State.REVIEW, "pid:idle"
+            return _finished(t), "pid:idle"
     return None
 
 
@@ -608,15 +649,17 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
     )
     if inherits_hooks and not t.hooked:
         t = t.replace(process_hooked=True)
+    interactive = _interactive(rec.entrypoint, rec.kind)
+    if interactive is not None:
+        t = t.replace(interactive=interactive)
     _retire_others(step, rec.session_id, rec.pid, None, at)
     s = s.replace(
         pid=rec.pid,
         running=True,
         cwd=s.cwd or rec.cwd,
-        project=s.project or project,
-        workspace=s.workspace or project,
         tracking=t.replace(ended=False, gone_checks=0, active_at=max(t.active_at, at)),
     )
+    s = _named(s, s.project or project)  # a hook's cwd (where it runs now) names it first
     t = s.tracking
     if at >= t.decided_at and rec.status is not None:
         target: tuple[State, _PidCause] | None = None
@@ -646,11 +689,12 @@ def _on_pid_file(step: _Builder, signal: sig.PidFile) -> None:
     step.notify(s, signal.live)
 
 
-def _strike(step: _Builder, s: Session, cause: Cause, at: int) -> None:
-    """One check found the process dead; the second consecutive one ends the session."""
+def _strike(step: _Builder, s: Session, cause: Cause, at: int, *, by_pane: bool = False) -> None:
+    """One check found the process dead; the second consecutive one ends the session.
+    ``by_pane``: a session with no pid whose tmux pane no longer runs Claude."""
     t = s.tracking
-    if s.pid is None or t.ended:
-        return  # never identified: only the 10-minute rule may idle it
+    if (s.pid is None and not by_pane) or t.ended:
+        return  # never identified: only the 10-minute rule (or its pane) may idle it
     if step.now - t.first_seen < BOOT_WINDOW_MS:
         return
     checks = t.gone_checks + 1
@@ -673,8 +717,10 @@ def _on_poll(step: _Builder, signal: sig.PollTick) -> None:
         alive = signal.alive.get(s.session_id)
         if alive is False:
             _strike(step, s, "process:gone", now)
-        elif alive is True and s.tracking.gone_checks:
-            step.put(_track(s, s.tracking.replace(gone_checks=0)))
+        elif s.pid is None and s.session_id in signal.exited:
+            _strike(step, s, "process:gone", now, by_pane=True)
+        elif (alive is True or s.pid is None) and s.tracking.gone_checks:
+            step.put(_track(s, s.tracking.replace(gone_checks=0)))  # seen again: not gone
         s = step.get(s.session_id) or s
         quiet_for = now - max(s.state_since, s.tracking.active_at)
         if s.state is State.BUSY and alive is not True and quiet_for > STALE_BUSY_MS:
@@ -737,9 +783,13 @@ def _on_locate(step: _Builder, signal: sig.Locate) -> None:
     if s is None:
         return
     s = s.replace(tmux=signal.tmux, ports=tuple(signal.ports))
-    workspace = signal.workspace or (signal.tmux.session if signal.tmux else None)
+    workspace = signal.workspace or (signal.tmux.session if signal.tmux else None) or s.project
     if workspace:
         s = s.replace(workspace=workspace)
     if signal.pid is not None and s.pid is None:
         s = s.replace(pid=signal.pid)
+    if s.cwd is None and signal.cwd:  # the pane's folder: a fallback, never over a signal's
+        s = s.replace(cwd=signal.cwd)
+        if not s.project:
+            s = _named(s, signal.project or _project_of(signal.cwd))
     step.put(s)

@@ -154,12 +154,14 @@ def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:
         files = sorted(home.runtime_dir.glob("*.json"))
     except OSError:
         files = []
+    # No hub is information, not a failure (hooks spool until one starts): a note.
     if not files:
         return DoctorCheck(
             "hub",
             False,
             "no hub running: call pmux_widget.start() (or show()) in a notebook, "
             f"or run `pmux-widget serve`{waiting}",
+            optional=True,
         )
     reachable, problems = [], []
     live = {hub.path: hub for hub in live_hubs(home)}
@@ -181,4 +183,5 @@ def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:
         False,
         f"no hub reachable ({'; '.join(problems)}): start one with pmux_widget.start() "
         f"or `pmux-widget serve`{waiting}",
+        optional=True,
     )

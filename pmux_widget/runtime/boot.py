@@ -8,6 +8,7 @@ reading and never writing.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from pmux_widget.system.projects import project_name
 __all__ = [
     "PidScan",
     "live_pid_file",
+    "named_hook",
+    "process_runs",
     "recover_from_files",
     "recovery_signal",
     "replay_spool",
@@ -111,6 +114,17 @@ def transcript_path(
     return None
 
 
+def process_runs(session: Session) -> bool:
+    """Does the session's own Claude process still run? Its pid must be alive and must not
+    have started after the session last showed a sign of life: after a reboot (or just
+    later) the pid may belong to another process, whose ports and pane are not the
+    session's. The one liveness test of a known session (liveness loop, poller, recovery)."""
+    if session.pid is None:
+        return False
+    t = session.tracking
+    return processes.same_process(session.pid, max(t.active_at, t.last_hook_at))
+
+
 def recovery_signal(
     session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
 ) -> Recover:
@@ -119,9 +133,7 @@ def recovery_signal(
     if record is not None and alive:
         running = True
     elif session.pid is not None:
-        running = processes.pid_alive(session.pid) and (
-            processes.claude_ancestor(session.pid) == session.pid
-        )
+        running = process_runs(session) and (processes.claude_ancestor(session.pid) == session.pid)
     else:
         running = False if record is not None else None
     return Recover(
@@ -131,6 +143,23 @@ def recovery_signal(
         process_running=running,
         pid_status=record.status if record is not None and alive else None,
         transcript_ending=ending,
+    )
+
+
+def named_hook(
+    signal: HookSignal, pid: int | None = None, entrypoint: str | None = None
+) -> HookSignal:
+    """The hook with its project named by the one rule (``system.projects``), the pid of its
+    Claude process and its entrypoint when known: what the hub applies, and the offline
+    snapshot too."""
+    project = project_name(signal.cwd)
+    if project is None and pid is None and entrypoint is None:
+        return signal
+    return dataclasses.replace(
+        signal,
+        pid=pid or signal.pid,
+        project=project or signal.project,
+        entrypoint=entrypoint or signal.entrypoint,
     )
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import queue
@@ -35,9 +34,8 @@ from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.system.projects import project_name
 
-from .boot import replay_spool, restore
+from .boot import named_hook, replay_spool, restore
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
@@ -76,13 +74,14 @@ class Hub:
         self._source_factories = tuple(sources)
         self._sources: list[Source] = []
         self._listeners: list[Listener] = []
-        self._callbacks: list[tuple[str, Callable[[Session], Any]]] = []
+        self._callbacks: list[tuple[str, Callable[[Session], Any], bool]] = []
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
         self._callback_queue = queue.SimpleQueue()
         self._pid_cache: dict[str, int] = {}
         # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
+        self._entry_cache: dict[str, str | None] = {}
         self._store: Store | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: tornado.httpserver.HTTPServer | None = None
@@ -240,10 +239,27 @@ class Hub:
                 self._ancestor_cache[ppid] = pid
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
-        project = project_name(signal.cwd)
-        if pid is not None or project is not None:
-            signal = _with(signal, pid=pid or signal.pid, project=project or signal.project)
-        self.apply(signal)
+        entry = self._entrypoint(signal, ppid, pid) if signal.live else None
+        self.apply(named_hook(signal, pid, entry))
+
+    def _entrypoint(self, signal: HookSignal, ppid: int | None, pid: int | None) -> str | None:
+        """How the session's Claude was started, once per session (read while the hook's
+        process waits for our answer): ``CLAUDE_CODE_ENTRYPOINT`` in the hook's or Claude's
+        environment (SDKs set it: ``sdk-ts``, ``sdk-py``), else ``sdk-cli`` when Claude runs
+        with ``-p``. So a session with no PID file is told non-interactive too."""
+        sid = signal.session_id
+        if sid in self._entry_cache:
+            return self._entry_cache[sid]
+        entry = None
+        for proc in (ppid, pid):
+            if proc and entry is None:
+                entry = processes.environ_value(proc, "CLAUDE_CODE_ENTRYPOINT")
+        if entry is None and pid and processes.print_mode(pid):
+            entry = "sdk-cli"
+        if len(self._entry_cache) > 4096:
+            self._entry_cache.clear()
+        self._entry_cache[sid] = entry
+        return entry
 
     def apply(self, signal: Signal) -> list[Change]:
         """Apply one signal through the tracker, persist, fan out. Hub thread only."""
@@ -269,7 +285,7 @@ class Hub:
             except Exception:
                 log.exception("listener %r failed", listener)
         if self._callbacks:
-            self._queue_callbacks(step.changes)
+            self._queue_callbacks(step.changes, signal.live)
         return step.changes
 
     def submit(self, signal: Signal) -> None:
@@ -292,15 +308,20 @@ class Hub:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def on(self, what: str, callback: Callable[[Session], Any]) -> Callable[[], None]:
-        """Call ``callback(session)`` on each change (``"change"``) or entry into a state."""
-        entry = (what, callback)
+    def on(
+        self, what: str, callback: Callable[[Session], Any], *, replay: bool = False
+    ) -> Callable[[], None]:
+        """Call ``callback(session)`` on each change (``"change"``) or entry into a state;
+        a silent signal's (restore, spool replay, recovery) only with ``replay``."""
+        entry = (what, callback, replay)
         self._callbacks.append(entry)
         return lambda: self._callbacks.remove(entry) if entry in self._callbacks else None
 
-    def _queue_callbacks(self, changes: list[Change]) -> None:
+    def _queue_callbacks(self, changes: list[Change], live: bool) -> None:
         for change in changes:
-            for what, callback in list(self._callbacks):
+            for what, callback, replay in list(self._callbacks):
+                if not (live or replay):
+                    continue
                 if what == "change" or (change.state_changed and change.after.state.value == what):
                     self._callback_queue.put((callback, change.after))
 
@@ -320,9 +341,10 @@ class Hub:
     def sessions(self) -> list[Session]:
         return list(self.fleet.values())
 
-    def snapshot_json(self) -> dict[str, Any]:
-        """``{"sessions": [...], "counts": {...}}`` as in the contract (every known session)."""
-        return fleet_json(self.fleet.values(), host=self.host_name)
+    def snapshot_json(self, include_ended: bool = False) -> dict[str, Any]:
+        """``{"sessions": [...], "counts": {...}}`` as in the contract (the live sessions;
+        the ended ones too with ``include_ended``)."""
+        return fleet_json(self.fleet.values(), include_ended=include_ended, host=self.host_name)
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -359,7 +381,3 @@ class Hub:
 
 async def _call_async(fn: Callable[[], Any]) -> Any:
     return fn()
-
-
-def _with(signal: HookSignal, **fields: Any) -> HookSignal:
-    return dataclasses.replace(signal, **fields)

@@ -45,7 +45,7 @@ class HubLike(Protocol):
 
     def accept_hook(self, signal: HookSignal, ppid: int | None) -> None: ...
 
-    def snapshot_json(self) -> dict[str, Any]: ...
+    def snapshot_json(self, include_ended: bool = False) -> dict[str, Any]: ...
 
     @property
     def fleet(self) -> Mapping[str, Session]: ...
@@ -192,7 +192,9 @@ class SessionsHandler(_Base):
     def get(self) -> None:
         if not self.check_token():
             return
-        self.finish(self.hub.snapshot_json())
+        # ?ended=1: the ended sessions too (the history's); the counts stay the live ones'
+        ended = self.get_query_argument("ended", "0") not in ("", "0", "false", "no")
+        self.finish(self.hub.snapshot_json(include_ended=ended))
 
 
 class ActionsHandler(_Base):

@@ -21,15 +21,18 @@ from pmux_widget.core.tracker import reduce
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
-from .boot import recover_from_files, replay_spool, restore, scan_pids
+from .boot import named_hook, recover_from_files, replay_spool, restore, scan_pids
 from .ordering import fleet_json
 from .store import Store
 
 __all__ = ["compute_snapshot"]
 
 
-def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer."""
+def compute_snapshot(
+    home: PmuxHome, claude_dir: str | os.PathLike[str], *, include_ended: bool = False
+) -> dict[str, Any]:
+    """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer
+    (``include_ended``: like ``GET /api/sessions?ended=1``)."""
     claude = ClaudeHome.resolve(claude_dir)
     fleet: dict[str, Session] = {}
 
@@ -38,7 +41,7 @@ def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict
         fleet = reduce(fleet, signal, now_ms()).sessions
 
     def accept(signal: HookSignal, ppid: int) -> None:
-        apply(signal)
+        apply(named_hook(signal))  # named as the hub names it
 
     async def read_ending(session: Session, path: str) -> TranscriptEnding | None:
         return scan_transcript(path).ending if Path(path).is_file() else None
@@ -55,4 +58,4 @@ def compute_snapshot(home: PmuxHome, claude_dir: str | os.PathLike[str]) -> dict
     replay_spool(home, accept, consume=False)
     scans = scan_pids(claude)
     asyncio.run(recover_from_files(claude, scans, lambda: fleet, apply, read_ending))
-    return fleet_json(fleet.values(), host=socket.gethostname())
+    return fleet_json(fleet.values(), include_ended=include_ended, host=socket.gethostname())

@@ -17,10 +17,19 @@ import psutil
 __all__ = [
     "children_map",
     "claude_ancestor",
+    "environ_value",
+    "is_claude_pid",
     "is_claude_process",
     "listening_ports",
     "pid_alive",
+    "print_mode",
+    "process_facts",
+    "same_process",
 ]
+
+#: Slack when comparing a process's create time (psutil: 10 ms ticks, a clock that may have
+#: been stepped) with the time a session last showed a sign of life.
+IDENTITY_SLACK_MS = 2_000
 
 _MAX_WALK = 8
 
@@ -54,6 +63,57 @@ def proc_stat(pid: int) -> tuple[str, list[str]] | None:
         return None
     name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
     return name, stat[close + 1 :].decode("ascii", "replace").split()
+
+
+def is_claude_pid(pid: int) -> bool:
+    """``pid`` itself is a Claude Code CLI process (one ``/proc`` read for most processes)."""
+    info = proc_stat(pid)
+    if info is None:
+        return False
+    name = info[0]
+    if name == "claude" or name.startswith("claude "):
+        return True
+    if name in ("node", "bun"):
+        try:
+            return is_claude_process(psutil.Process(pid))
+        except (psutil.Error, OSError):
+            return False
+    return False
+
+
+def process_facts(pid: int) -> tuple[str, int] | None:
+    """(cwd, start time in ms epoch) of ``pid``, or None (gone, or not ours to read)."""
+    try:
+        proc = psutil.Process(pid)
+        return proc.cwd(), int(proc.create_time() * 1000)
+    except (psutil.Error, OSError):
+        return None
+
+
+def environ_value(pid: int, name: str) -> str | None:
+    """One variable of ``pid``'s environment as it was started (Linux ``/proc``), or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    for entry in data.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode(errors="replace")
+    return None
+
+
+def print_mode(pid: int) -> bool:
+    """``pid`` was started with ``-p`` / ``--print`` (a one-shot run; Linux ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = handle.read().split(b"\0")
+    except OSError:
+        return False
+    if b"--" in args:
+        args = args[: args.index(b"--")]
+    return b"-p" in args[1:] or b"--print" in args[1:]
 
 
 def claude_ancestor(pid: int | None) -> int | None:
@@ -124,6 +184,24 @@ def pid_alive(pid: int) -> bool:
     # "pid (comm) S ...": the state follows the last ")" (comm may contain spaces and parens)
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
     return state not in (b"Z", b"X", b"x", b"")
+
+
+def same_process(pid: int, seen_at_ms: int) -> bool:
+    """Is ``pid`` alive AND still the process that was seen alive at ``seen_at_ms``?
+
+    A pid gets reused (after a reboot, soon): a process that started after the last moment
+    we knew the session's own process alive is another one. ``seen_at_ms`` 0: unknown, only
+    liveness is checked. Not knowing the start time (a race with its exit) counts as gone.
+    """
+    if not pid_alive(pid):
+        return False
+    if seen_at_ms <= 0:
+        return True
+    try:
+        created_ms = psutil.Process(pid).create_time() * 1000.0
+    except (psutil.Error, OSError):
+        return False
+    return created_ms <= seen_at_ms + IDENTITY_SLACK_MS
 
 
 def children_map() -> dict[int, list[int]]:

@@ -20,7 +20,7 @@ from ..boot import recover_from_files, scan_pids
 from ..protocols import HubView
 from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
-from .poller import poll_interval, poll_once
+from .poller import Locator, next_poll_s, poll_interval, poll_once
 from .runner import Runner
 from .transcripts import TranscriptFollower, followed
 
@@ -40,9 +40,11 @@ class FileSources:
         self.follower = TranscriptFollower(hub, self.claude, self.runner)
         self.pid_files = PidFileWatcher(hub, self.claude, self.runner, self.follower)
         self.exits = ExitWatcher(hub, self.runner)
+        self.locator = Locator(hub, self.runner)
         self.tasks: list[asyncio.Task[Any]] = []
         self._unlisten = [
             hub.add_listener(self.exits.on_changes),
+            hub.add_listener(self.locator.on_changes),
             hub.add_listener(self.follower.on_changes),
         ]
 
@@ -89,7 +91,7 @@ class FileSources:
 
     async def _poll_loop(self) -> None:
         while True:
-            await self.runner.sleep(poll_interval(len(self.hub.fleet)))
+            await self.runner.sleep(next_poll_s(self.hub.fleet))
             if self.runner.stopped:  # (sleep wakes at once when the hub stops)
                 return
             try:
@@ -101,5 +103,5 @@ class FileSources:
         """Re-read the PID files, discover panes, processes and ports, run the safety net,
         then read the followed transcripts."""
         await self.pid_files.rescan()
-        await poll_once(self.hub, self.runner)
+        await poll_once(self.hub, self.runner, self.claude)
         await self.follower.tail_all()

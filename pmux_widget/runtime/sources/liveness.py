@@ -11,9 +11,9 @@ import os
 
 from pmux_widget.core.model import Change, Session
 from pmux_widget.core.signals import ProcessGone
-from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 
+from ..boot import process_runs
 from ..protocols import HubView
 from .runner import Runner
 
@@ -34,11 +34,12 @@ class ExitWatcher:
         self.pidfds: dict[int, int] = {}  # pid → pidfd on the hub loop
 
     def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
-        """Listener: watch the process of every running session."""
+        """Listener: watch the process of every running session (its own process: a pid
+        reused by another one is left to the loop, which reports it gone)."""
         for change in changes:
             after = change.after
             if after.pid is not None and not after.ended and after.running:
-                self.watch_exit(after.pid)
+                self.watch_exit(after)
 
     async def loop(self) -> None:
         """Every few seconds, a pid check of the running sessions no pidfd watches."""
@@ -47,19 +48,23 @@ class ExitWatcher:
             for session in list(self.hub.fleet.values()):
                 if session.pid is None or session.ended or not session.running:
                     continue
-                if self.watch_exit(session.pid):
+                if self.watch_exit(session):
                     continue  # the kernel tells us when it exits
-                if not processes.pid_alive(session.pid):
+                if not process_runs(session):
                     self.hub.apply(
                         ProcessGone(at=now_ms(), session_id=session.session_id, pid=session.pid)
                     )
 
-    def watch_exit(self, pid: int) -> bool:
-        """Be woken when ``pid`` exits (a pidfd on the hub loop: no cost while it runs).
-        False where pidfds are not available (then the liveness loop polls)."""
+    def watch_exit(self, session: Session) -> bool:
+        """Be woken when the session's process exits (a pidfd on the hub loop: no cost while
+        it runs). False where pidfds are not available, or when the pid is not (or no longer)
+        the session's own process: then the liveness loop checks it."""
+        pid = session.pid
+        if pid is None:
+            return False
         if pid in self.pidfds:
             return True
-        if not hasattr(os, "pidfd_open"):
+        if not hasattr(os, "pidfd_open") or not process_runs(session):
             return False
         try:
             fd = os.pidfd_open(pid)

@@ -14,7 +14,6 @@ from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.claude.pidfiles import is_alive, read_pid_file
 from pmux_widget.core.model import State
 from pmux_widget.core.signals import Invalid, PidRecord, ProcessGone
-from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 
 from ..boot import live_pid_file, scan_pids
@@ -127,7 +126,7 @@ class PidFileWatcher:
         if record is None:
             return
         for _ in range(2):  # confirmed twice (the tracker counts the strikes)
-            if await self.runner.probe(processes.pid_alive, record.pid):
+            if await self.runner.probe(is_alive, record):  # its own process (procStart)
                 return
             self.hub.apply(ProcessGone(at=now_ms(), session_id=record.session_id, pid=record.pid))
             await self.runner.sleep(GONE_RECHECK_S)

@@ -18,6 +18,7 @@ from pmux_widget.claude.transcript import TailResult, TranscriptTailer
 from pmux_widget.core.model import Change, Session, State, TranscriptEnding
 from pmux_widget.core.signals import PidRecord, Signal, TranscriptInterrupt, TranscriptUpdate
 from pmux_widget.system.clock import now_ms
+from pmux_widget.system.projects import project_name
 
 from ..boot import transcript_path
 from ..protocols import HubView
@@ -116,6 +117,7 @@ class TranscriptFollower:
                 api_error=facts.api_error,
                 ending=facts.ending,
                 cwd=facts.cwd,
+                project=project_name(facts.cwd),
             )
         ]
         signals += [TranscriptInterrupt(at=ts, session_id=session_id) for ts in result.interrupts]
