@@ -126,19 +126,24 @@ def act(
     # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
     # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
     screen = _screen_showing(pane, _SHOWS[name])
+
+    def deciding() -> None:
+        # Recorded just before the key the CLI acts on: its reaction (a PID status, a hook)
+        # can come within milliseconds, and must find the action already in the history.
+        if record is not None:
+            record(session_id, name)
+
     if name in ("approve", "deny"):
-        result = _answer(pane, session, screen, "yes" if name == "approve" else "no", dialog)
-    elif name == "interrupt":
+        answer: Literal["yes", "no"] = "yes" if name == "approve" else "no"
+        return _answer(pane, session, screen, answer, dialog, deciding)
+    if name == "interrupt":
         if not (screen.busy or (screen.dialog is not None)):
             raise ActionError("the pane shows neither a running turn nor a dialog: nothing to stop")
+        deciding()
         keys.send_keys(pane, "Escape")
-        result = ActionResult(session_id, name, ("Escape",))
-    else:
-        assert text is not None
-        result = _send(pane, session, screen, text)
-    if record is not None:
-        record(session_id, name)
-    return result
+        return ActionResult(session_id, name, ("Escape",))
+    assert text is not None
+    return _send(pane, session, screen, text, deciding)
 
 
 def dialog_token(session: Session) -> str:
@@ -223,7 +228,12 @@ def _pane_of(view: SessionsView, session: Session) -> PaneInfo:
 
 
 def _answer(
-    pane: PaneInfo, session: Session, screen: Screen, answer: Literal["yes", "no"], seen: str | None
+    pane: PaneInfo,
+    session: Session,
+    screen: Screen,
+    answer: Literal["yes", "no"],
+    seen: str | None,
+    deciding: Callable[[], None],
 ) -> ActionResult:
     action: ActionName = "approve" if answer == "yes" else "deny"
     shown = screen.dialog
@@ -242,7 +252,14 @@ def _answer(
         raise ActionError(f"{session.name}: the dialog has no plain {answer!r} ({labels})")
     typed = keys_for_choice(shown, target)
     if target.number is not None:
+        deciding()
         keys.send_keys(pane, *typed)
+        # 2.1.197 acts on the digit alone; 2.1.332 may only move the selection onto it (seen
+        # under load): then Enter, once the screen shows the selection on that very choice.
+        after = _settled_after_digit(pane, shown.fingerprint)
+        if after is not None and _selected(after.dialog, shown.fingerprint) == target.label:
+            keys.send_keys(pane, "Enter")
+            typed = [*typed, "Enter"]
         return ActionResult(session.session_id, action, tuple(typed), dialog=shown.fingerprint)
     if typed:
         keys.send_keys(pane, *typed)
@@ -251,8 +268,26 @@ def _answer(
             lambda s: _selected(s.dialog, shown.fingerprint) == target.label,
             f"{session.name}: the selection did not reach {target.label!r}; pressed no Enter",
         )
+    deciding()
     keys.send_keys(pane, "Enter")
     return ActionResult(session.session_id, action, (*typed, "Enter"), dialog=shown.fingerprint)
+
+
+#: How long a dialog may stay on screen after a digit before it counts as "still asking".
+DIGIT_SETTLE_S = 0.3
+
+
+def _settled_after_digit(pane: PaneInfo, fingerprint: str) -> Screen | None:
+    """The screen once the digit took effect: None when the dialog is gone (answered);
+    else the screen that still shows it after a short settle."""
+    deadline = time.monotonic() + DIGIT_SETTLE_S
+    while True:
+        screen = parse_screen(keys.capture(pane))
+        if screen.dialog is None or screen.dialog.fingerprint != fingerprint:
+            return None
+        if time.monotonic() >= deadline:
+            return screen
+        time.sleep(_POLL_S * 2)
 
 
 def _selected(dialog: Dialog | None, fingerprint: str) -> str | None:
@@ -261,7 +296,9 @@ def _selected(dialog: Dialog | None, fingerprint: str) -> str | None:
     return dialog.selected.label
 
 
-def _send(pane: PaneInfo, session: Session, screen: Screen, text: str) -> ActionResult:
+def _send(
+    pane: PaneInfo, session: Session, screen: Screen, text: str, deciding: Callable[[], None]
+) -> ActionResult:
     if screen.dialog is not None:
         raise ActionError(f"{session.name} shows a dialog: answer it before sending a prompt")
     if screen.prompt_text is None:
@@ -278,6 +315,7 @@ def _send(pane: PaneInfo, session: Session, screen: Screen, text: str) -> Action
         lambda s: s.prompt_text is not None and tail in s.prompt_text.replace("\n", ""),
         f"{session.name}: the typed prompt did not appear in its prompt box; pressed no Enter",
     )
+    deciding()
     keys.send_keys(pane, "Enter")
     return ActionResult(
         session.session_id, "send", ("<text>", "Enter"), queued=session.state is State.BUSY
