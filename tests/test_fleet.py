@@ -414,8 +414,18 @@ def test_a_remote_action_reaches_the_right_host(broker, hubs, publishers, tmp_pa
         publishers.append(fleet.start_publisher(hub, broker.url, host=name))
     wait_until(lambda: all(p.connected.is_set() for p in publishers), 10)
     sid = str(uuid.uuid4())
+    right = hubs[-1]
+    start = {"session_id": sid, "hook_event_name": "SessionStart", "source": "startup"}
+    assert post_hook(right.port, right.token, {**start, "cwd": str(tmp_path)}) == 204
+    # the right host knows the session and refuses with its own checks (idle: no dialog)
     answer = fleet.request_action(broker.url, names[1], {"action": "approve", "session_id": sid})
-    assert answer == {"code": 409, "error": "actions are not available yet", "host": names[1]}
+    assert answer["code"] == 409 and answer["host"] == names[1]
+    assert "no permission prompt" in answer["error"]
+    # the other host does not know it
+    answer = fleet.request_action(broker.url, names[0], {"action": "approve", "session_id": sid})
+    assert answer["code"] == 404 and answer["host"] == names[0]
+    bad = fleet.request_action(broker.url, names[1], {"action": 7})
+    assert bad["code"] == 400
     with pytest.raises(nats.errors.NoRespondersError):
         fleet.request_action(broker.url, _name("nobody"), {"action": "approve"})
 

@@ -32,6 +32,7 @@ from nats.js.kv import KeyValue
 
 from pmux_widget._version import __version__
 from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.system.clock import now_ms
 
 from .common import (
@@ -74,13 +75,33 @@ def publish_json(session: Session, host: str, redact: bool = False) -> dict[str,
     return data
 
 
-def handle_action(request: dict[str, Any], host: str) -> tuple[int, dict[str, Any]]:
-    """The answer to an action request from another host: (HTTP-like code, body).
-
-    Actions (approve, deny, interrupt, send) are not implemented in the hub yet; when they
-    are, this calls the same function a local action does, with the same checks.
-    """
-    return 409, {"error": "actions are not available yet", "host": host}
+def handle_action(
+    request: dict[str, Any], host: str, hub: Hub | None = None
+) -> tuple[int, dict[str, Any]]:
+    """The answer to an action request from another host: (HTTP-like code, body), from the
+    very function a local action runs (``runtime.actions.act``), with the same checks: 202
+    delivered, 404 unknown session, 409 refused (with the reason), 400 a bad request.
+    Blocking (tmux, /proc): call it off the publisher's loop."""
+    session_id, action = request.get("session_id"), request.get("action")
+    text, token = request.get("text"), request.get("token")
+    if not isinstance(session_id, str) or not isinstance(action, str):
+        return 400, {"error": 'a request needs "session_id" and "action" strings', "host": host}
+    if not all(v is None or isinstance(v, str) for v in (text, token)):
+        return 400, {"error": '"text" and "token" must be strings', "host": host}
+    if hub is None:
+        return 409, {"error": "this host's hub is not running", "host": host}
+    try:
+        result = act(hub, session_id, action, text=text, token=token, record=hub.record_action)
+    except ActionError as refused:
+        return (404 if refused.unknown else 409), {"error": refused.reason, "host": host}
+    except Exception as exc:  # tmux vanished mid-way, an OS error: refused, said why
+        return 409, {"error": f"the action failed: {exc}", "host": host}
+    return 202, {
+        "session_id": result.session_id,
+        "action": result.action,
+        "queued": result.queued,
+        "host": host,
+    }
 
 
 class Publisher:
@@ -235,7 +256,9 @@ class Publisher:
         except ValueError as exc:
             code, body = 400, {"error": f"bad action request: {exc}", "host": self.host}
         else:
-            code, body = handle_action(request, self.host)
+            code, body = await asyncio.get_running_loop().run_in_executor(
+                None, handle_action, request, self.host, self.hub
+            )
         if msg.reply:
             await msg.respond(json.dumps({"code": code, **body}).encode())
 
