@@ -4,6 +4,8 @@
   a temp dir, a hub in this process pointed at the demo's homes, and checks that every state
   and indicator arrived (through the INSTALLED hook script and the transcripts), that the demo
   stops by itself and that no process of its own is left.
+  It also checks the demo's hour of backdated history: ``timeline()`` over the demo's home
+  has many segments per project, reaching back most of an hour, within the same run.
 * The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
   Chromium, runs the cell that shows the widget, waits for rows in each of the four states,
@@ -24,11 +26,14 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pytest
 
+from pmux_widget import api
 from pmux_widget.core.model import Change, Session
 from pmux_widget.runtime.assemble import make_hub
 
@@ -171,15 +176,19 @@ def features(session: Session) -> set[str]:
 
 
 class Observer:
-    """A hub listener: when each state or indicator was first seen (s since creation)."""
+    """A hub listener: when each state or indicator was first seen (s since creation), live:
+    in a state entered since then (the demo's backdated history does not count)."""
 
     def __init__(self) -> None:
         self.t0 = time.monotonic()
+        self.since_ms = int(time.time() * 1000)
         self.first: dict[str, float] = {}
 
     def __call__(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         now = round(time.monotonic() - self.t0, 2)
         for change in changes:
+            if change.after.state_since < self.since_ms:
+                continue
             for name in features(change.after):
                 self.first.setdefault(name, now)
 
@@ -202,10 +211,13 @@ def save_timings(name: str, data: dict[str, object]) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
+def test_demo_fleet_shows_every_state_and_stops_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     demo_dir = tmp_path / "demo"
     (demo_dir / "claude" / "projects").mkdir(parents=True)
     hub = make_hub(home=demo_dir / "pmux", claude_home=demo_dir / "claude").start()
+    monkeypatch.setattr(api, "_hub", hub)  # timeline() and stats() read this hub's store
     seen = Observer()
     hub.call(lambda: hub.add_listener(seen))
     demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")
@@ -236,6 +248,21 @@ def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
         assert all(s.ended for s in sessions), "the demo ends its sessions when it stops"
         assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
         assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"
+
+        # The hour of history, through the same hooks: a day's strips per project at once.
+        segments = api.timeline(since=timedelta(hours=2))
+        projects = {s.session_id: s.project for s in sessions}
+        segments["project"] = segments["session_id"].map(projects)
+        per_project = segments.groupby("project").size().to_dict()
+        print(f"segments per project: {per_project}")
+        assert set(per_project) == set(projects.values())
+        assert min(per_project.values()) >= 8, per_project
+        oldest = segments.groupby("project")["start"].min()
+        reach = (pd.Timestamp.now(tz="UTC") - oldest).dt.total_seconds()
+        assert (reach > 40 * 60).all(), reach.to_dict()  # the demo seeds an hour
+        assert set(segments["state"]) >= set(STATES)
+        waited = api.stats()["waited"]
+        assert (waited > 60).sum() >= 4, "an hour of turns leaves minutes waiting on you"
     finally:
         demo.cleanup()
         hub.stop()

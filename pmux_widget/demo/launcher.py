@@ -319,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
         "scripted fleet when the CLI cannot be installed)",
     )
     parser.add_argument("--sessions", type=int, default=5, help="how many sessions (1-5)")
+    parser.add_argument(
+        "--history",
+        type=float,
+        default=60,
+        help="minutes of backdated history the scripted sessions start with (0: none)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the fleet's jitter")
     parser.add_argument(
         "--dir", default=None, help=f"demo dir (default ${ENV_DIR} or <checkout>/.demo)"
@@ -336,8 +342,15 @@ def _make_fleet(args: argparse.Namespace, dirs: DemoDirs) -> Fleet:
         except Exception as exc:
             _say(f"note: --real is not possible here ({exc}); using the scripted fleet instead.")
     fleet = ScriptedFleet(
-        dirs.claude, dirs.pmux, dirs.projects, sessions=args.sessions, seed=args.seed
+        dirs.claude,
+        dirs.pmux,
+        dirs.projects,
+        sessions=args.sessions,
+        seed=args.seed,
+        history=args.history * 60,
     )
+    if args.history > 0:
+        _say(f"Seeding {args.history:g} min of history (hooks stamped in the past)…")
     fleet.start()
     return fleet
 
