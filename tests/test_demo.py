@@ -7,6 +7,8 @@
   It also checks the demo's hour of backdated history: ``timeline()`` over the demo's home
   has many segments per project, reaching back most of an hour, within the same run.
 * The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
+* The notebook test checks that the checkout's notebook is output-free, and runs all its
+  cells (nbclient, a real kernel) against a ``--no-lab`` demo fleet: no cell may fail.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
   Chromium, runs the cell that shows the widget, waits for rows in each of the four states,
   takes a screenshot (``test-output/demo/``), then sends SIGINT and checks that JupyterLab and
@@ -18,6 +20,7 @@ demo sets it for everything it starts (hook scripts, JupyterLab, kernels).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -283,6 +286,51 @@ def test_demo_stops_everything_on_sigint(tmp_path: Path) -> None:
         assert "Stopping (SIGINT)" in demo.output()
         demo.assert_nothing_left()
     finally:
+        demo.cleanup()
+
+
+# ---------------------------------------------------------------------------- notebook
+
+
+@pytest.mark.timeout(300)
+def test_demo_notebook_runs_top_to_bottom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(REPO / "notebooks" / "demo.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    kept = [c.id for c in code if c.outputs or c.execution_count]
+    assert not kept, f"the checkout's notebook must stay output-free: {kept}"
+    demo = DemoProcess(tmp_path, "--no-lab", "--duration", "240", "--seed", "3")
+    try:
+        demo.wait_for_output(r"Running; stops", 60)
+        # The kernel gets the demo's homes, as in `make demo`; nothing of the user's.
+        for name, value in {
+            "CLAUDE_CONFIG_DIR": demo.dir / "claude",
+            "PMUX_WIDGET_HOME": demo.dir / "pmux",
+            "IPYTHONDIR": tmp_path / "ipython",
+            "MPLCONFIGDIR": tmp_path / "mpl",
+            "JUPYTER_RUNTIME_DIR": tmp_path / "runtime",
+        }.items():
+            monkeypatch.setenv(name, str(value))
+        client = NotebookClient(
+            notebook, timeout=150, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+        )
+        client.execute()  # raises CellExecutionError on the first failing cell
+        outputs = {c.id: "".join(o.get("text", "") for o in c.outputs) for c in code}
+        print(outputs)
+        noisy = {k: v for k, v in outputs.items() if "Warning" in v or "Traceback" in v}
+        assert not noisy, noisy
+        assert "Refused, as it should be:" in outputs["drive-01"], outputs["drive-01"]
+        assert "waited on you longest" in outputs["day-04"], outputs["day-04"]
+        chart = [o["data"]["image/png"] for c in code if c.id == "day-02" for o in c.outputs
+                 if "image/png" in o.get("data", {})]  # fmt: skip
+        assert chart, "the day's chart"
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        (OUTPUT / "fleet-day.png").write_bytes(base64.b64decode(chart[0]))
+    finally:
+        demo.signal(signal.SIGTERM)
+        demo.wait(60)
         demo.cleanup()
 
 

@@ -172,7 +172,8 @@ class ScriptedFleet:
             thread.start()
 
     def _seed_history(self) -> None:
-        """Every session's last ``history`` seconds, played at once on virtual clocks."""
+        """Every session's last ``history`` seconds, played at once on virtual clocks (each
+        session a little later than the one before, so they do not start in step)."""
         assert self.hooks is not None
         now = time.time()
         seeders = [
@@ -194,19 +195,19 @@ class ScriptedFleet:
 
     def _history(self, session: SimSession, persona: Persona, begin: float, now: float) -> None:
         """The persona's script on a virtual clock from ``begin``: short pauses (tools, a
-        step of a turn) x2-4, long ones (a dialog left open, an answer not read yet) x15-40,
-        so that a turn takes minutes and the waits on you dominate, as in a real day. It
-        stops at the first turn boundary past ``now - 10 min`` (never later than ``now``)."""
+        step of a turn) x4, long ones (a dialog left open, an answer not read yet) x6-18, so
+        that a turn takes minutes and the waits on you weigh, as in a real day. It stops at
+        the first turn boundary past ``now - 90 s`` (never later than ``now``)."""
         session.virtual = begin
         steps = persona.script(session)
         try:
             for pause in steps:
                 long = pause >= 5
-                stretched = pause * session.rng.uniform(15, 40) if long else pause * 3
+                stretched = pause * session.rng.uniform(6, 18) if long else pause * 4
                 if session.virtual + stretched >= now - 2 or self._stop.is_set():
                     break
                 session.virtual += stretched
-                if long and not session.pending and session.virtual >= now - 600:
+                if long and not session.pending and session.virtual >= now - 90:
                     break
         except Exception as exc:  # a partial history is still a history
             log(f"{persona.project}: history stopped early ({exc!r})")
