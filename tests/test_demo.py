@@ -11,9 +11,10 @@
   cells (nbclient, a real kernel) against a ``--no-lab`` demo fleet: no cell may fail.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
   Chromium, finds the widget already live in the first cell (the demo ran it; no cell is run
-  here), waits for rows in each of the four states,
-  takes a screenshot (``test-output/demo/``), then sends SIGINT and checks that JupyterLab and
-  its kernel are gone too.
+  here), waits for rows in each of the four states, takes a screenshot
+  (``test-output/demo/``), docks the widget in the sidebar (it must open about 320 px wide,
+  not at JupyterLab's 250 px), then sends SIGINT and checks that JupyterLab and its kernel
+  are gone too.
 
 "A process of the demo's own" = any process whose environment has our ``PMUX_DEMO_DIR``: the
 demo sets it for everything it starts (hook scripts, JupyterLab, kernels).
@@ -401,6 +402,19 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
                 )
                 OUTPUT.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)
+
+                # Docked: the sidebar opens wide enough for a row to read (not at 250 px).
+                docked = page.locator(".jp-CodeCell", has_text="pmux_widget.sidebar()").first
+                docked.scroll_into_view_if_needed()
+                run_cell(page, docked)
+                right = page.locator("#jp-right-stack")
+                right.locator(".pmux-row").first.wait_for(timeout=60_000)
+                wait_until(
+                    lambda: right.bounding_box()["width"] >= 318,
+                    20,
+                    what=lambda: f"the sidebar is {right.bounding_box()['width']} px wide",
+                )
+                page.screenshot(path=str(OUTPUT / "jupyterlab-sidebar.png"))
                 print(f"\nfirst row {first_row} s after the page opened; states seen: {seen}")
                 save_timings("browser", {"first_row_s": first_row, "states_s": seen})
                 kernels = {
