@@ -20,7 +20,8 @@ A *fleet* is anything with ``start()`` / ``stop()`` / ``describe()`` (:class:`Fl
   time: posted to a live hub or spooled for the next), so ``timeline()`` and ``stats()`` have
   a day to show at once; the live sessions then go on from there.
 * :class:`RealFleet` (``--real``): real Claude Code CLIs in private tmux servers against the
-  scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes.
+  scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes, plus one
+  undriven session, ``playground``, for the notebook's actions.
 """
 
 from __future__ import annotations
@@ -299,6 +300,9 @@ _REAL_SCRIPTS: dict[str, list[tuple[str, str, float]]] = {
         ("idle", "", 12),
     ],
 }
+#: The real session no script drives: left to the notebook (``await session.ask(...)``,
+#: ``approve()``), so that its actions do not race the driver's keystrokes.
+PLAYGROUND = "playground"
 #: Extra CLI arguments per demo project.
 _REAL_ARGS: dict[str, list[str]] = {"ops-auto": ["--permission-mode", "auto"]}
 
@@ -317,7 +321,8 @@ class RealFleet:
         self.claude_dir = Path(claude_dir)
         self.home = Path(home)
         self.work_dir = Path(work_dir)
-        self.projects = list(_REAL_SCRIPTS)[: max(1, min(sessions, len(_REAL_SCRIPTS)))]
+        scripted = list(_REAL_SCRIPTS)[: max(1, min(sessions, len(_REAL_SCRIPTS)))]
+        self.projects = [*scripted, PLAYGROUND]
         self.model: Any = None
         self.panes: list[Any] = []
         self._threads: list[threading.Thread] = []
@@ -325,7 +330,12 @@ class RealFleet:
 
     def describe(self) -> list[str]:
         return [
-            f"{name:<14} real claude in tmux  " + ", ".join(a for a, _, _ in _REAL_SCRIPTS[name])
+            f"{name:<14} real claude in tmux  "
+            + (
+                ", ".join(a for a, _, _ in _REAL_SCRIPTS[name])
+                if name in _REAL_SCRIPTS
+                else "no script: yours to drive from the notebook (ask, approve, …)"
+            )
             for name in self.projects
         ]
 
@@ -375,6 +385,8 @@ class RealFleet:
             self.stop()
             raise
         for name, pane in zip(self.projects, self.panes, strict=True):
+            if name not in _REAL_SCRIPTS:
+                continue  # the playground
             thread = threading.Thread(
                 target=self._run, args=(name, pane), name=f"demo-real-{name}", daemon=True
             )
