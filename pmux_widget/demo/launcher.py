@@ -11,12 +11,13 @@ No Claude account, no network, nothing of yours touched: everything lives in the
 
 Steps: reset the demo's session state (unless a hub is using the demo home right now), install
 our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.demo.driver`;
-``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet), then JupyterLab on
-the notebook (its own config/runtime/workspace dirs, a free port, a token) with the demo's
-``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the notebook's hub receives
-the demo's hooks. Ctrl+C (SIGINT) or SIGTERM stops everything it started: the fleet, JupyterLab
-(its own process group) and the kernels (each in its own session: they are found as the
-server's descendants), then checks that none of them is left.
+the scripted one first plays ``--history`` minutes (default 60) of backdated history, for
+``timeline()``; ``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet),
+then JupyterLab on the notebook (its own config/runtime/workspace dirs, a free port, a token)
+with the demo's ``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the
+notebook's hub receives the demo's hooks. Ctrl+C (SIGINT) or SIGTERM stops everything it
+started: the fleet, JupyterLab (its own process group) and the kernels (each in its own
+session: they are found as the server's descendants), then checks that none of them is left.
 
 Before printing the URL it runs the notebook's first cell in the notebook's own kernel
 (:meth:`JupyterLab.prerun`), so the notebook opens on the live widget (``--no-prerun``: not).
