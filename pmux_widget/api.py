@@ -479,7 +479,8 @@ def sidebar(title: str = "Claude sessions") -> None:
     """Dock the status widget in JupyterLab's right sidebar (sidecar).
 
     The cell keeps a one-line stand-in. Front-ends that cannot dock a sidecar (Notebook 7)
-    show the whole widget in the cell instead, with a note saying so.
+    show the whole widget in the cell instead, with a note saying so. JupyterLab's sidebar is
+    widened to :data:`SIDEBAR_WIDTH` px if it is narrower (it opens at 250 px).
     """
     from IPython.display import display
     from sidecar import Sidecar
@@ -498,6 +499,41 @@ def sidebar(title: str = "Claude sessions") -> None:
     with _sidecar:
         display(status_widget())
     display(_stub)
+    display({"application/javascript": _WIDEN_SIDEBAR % SIDEBAR_WIDTH}, raw=True)
+
+
+#: How wide :func:`sidebar` makes JupyterLab's right sidebar (px) when it is narrower: the
+#: width at which a row's name, state and time read on one line.
+SIDEBAR_WIDTH = 320
+# JupyterLab opens the right sidebar at its 250 px minimum, and neither CSS (min-width counts
+# only after a relayout) nor the Sidecar's layout change that. The shell's split panel moves
+# its handle on pointer events, so this drags the handle between the main area and the sidebar
+# once the sidecar is shown, as a user would; a sidebar already wide enough is left alone.
+# Front-ends that do not run JavaScript outputs simply ignore it.
+_WIDEN_SIDEBAR = """(() => {
+  const want = %d;
+  let tries = 0;
+  const timer = setInterval(() => {
+    const right = document.getElementById("jp-right-stack");
+    const split = document.getElementById("jp-main-split-panel");
+    if (!right || !split || ++tries > 100) return clearInterval(timer);
+    const width = right.getBoundingClientRect().width;
+    if (right.classList.contains("lm-mod-hidden") || width === 0) return;
+    clearInterval(timer);
+    if (width >= want) return;
+    const handles = [...split.children].filter((node) =>
+      node.classList.contains("lm-SplitPanel-handle") && !node.classList.contains("lm-mod-hidden"));
+    const handle = handles[handles.length - 1];
+    if (!handle) return;
+    const box = handle.getBoundingClientRect();
+    const x = box.left + box.width / 2, y = box.top + box.height / 2, to = x - (want - width);
+    const at = (clientX) => ({bubbles: true, cancelable: true, clientX, clientY: y, button: 0,
+      buttons: 1, pointerId: 1, pointerType: "mouse", isPrimary: true});
+    handle.dispatchEvent(new PointerEvent("pointerdown", at(x)));
+    document.dispatchEvent(new PointerEvent("pointermove", at(to)));
+    document.dispatchEvent(new PointerEvent("pointerup", at(to)));
+  }, 100);
+})();"""
 
 
 # ---------------------------------------------------------------------------- timeline

@@ -4,11 +4,17 @@
   a temp dir, a hub in this process pointed at the demo's homes, and checks that every state
   and indicator arrived (through the INSTALLED hook script and the transcripts), that the demo
   stops by itself and that no process of its own is left.
+  It also checks the demo's hour of backdated history: ``timeline()`` over the demo's home
+  has many segments per project, reaching back most of an hour, within the same run.
 * The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
+* The notebook test checks that the checkout's notebook is output-free, and runs all its
+  cells (nbclient, a real kernel) against a ``--no-lab`` demo fleet: no cell may fail.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
-  Chromium, runs the cell that shows the widget, waits for rows in each of the four states,
-  takes a screenshot (``test-output/demo/``), then sends SIGINT and checks that JupyterLab and
-  its kernel are gone too.
+  Chromium, finds the widget already live in the first cell (the demo ran it; no cell is run
+  here), waits for rows in each of the four states, takes a screenshot
+  (``test-output/demo/``), docks the widget in the sidebar (it must open about 320 px wide,
+  not at JupyterLab's 250 px), then sends SIGINT and checks that JupyterLab and its kernel
+  are gone too.
 
 "A process of the demo's own" = any process whose environment has our ``PMUX_DEMO_DIR``: the
 demo sets it for everything it starts (hook scripts, JupyterLab, kernels).
@@ -16,6 +22,7 @@ demo sets it for everything it starts (hook scripts, JupyterLab, kernels).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -24,11 +31,14 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pytest
 
+from pmux_widget import api
 from pmux_widget.core.model import Change, Session
 from pmux_widget.runtime.assemble import make_hub
 
@@ -171,15 +181,19 @@ def features(session: Session) -> set[str]:
 
 
 class Observer:
-    """A hub listener: when each state or indicator was first seen (s since creation)."""
+    """A hub listener: when each state or indicator was first seen (s since creation), live:
+    in a state entered since then (the demo's backdated history does not count)."""
 
     def __init__(self) -> None:
         self.t0 = time.monotonic()
+        self.since_ms = int(time.time() * 1000)
         self.first: dict[str, float] = {}
 
     def __call__(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         now = round(time.monotonic() - self.t0, 2)
         for change in changes:
+            if change.after.state_since < self.since_ms:
+                continue
             for name in features(change.after):
                 self.first.setdefault(name, now)
 
@@ -202,10 +216,13 @@ def save_timings(name: str, data: dict[str, object]) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
+def test_demo_fleet_shows_every_state_and_stops_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     demo_dir = tmp_path / "demo"
     (demo_dir / "claude" / "projects").mkdir(parents=True)
     hub = make_hub(home=demo_dir / "pmux", claude_home=demo_dir / "claude").start()
+    monkeypatch.setattr(api, "_hub", hub)  # timeline() and stats() read this hub's store
     seen = Observer()
     hub.call(lambda: hub.add_listener(seen))
     demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")
@@ -236,6 +253,21 @@ def test_demo_fleet_shows_every_state_and_stops_clean(tmp_path: Path) -> None:
         assert all(s.ended for s in sessions), "the demo ends its sessions when it stops"
         assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
         assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"
+
+        # The hour of history, through the same hooks: a day's strips per project at once.
+        segments = api.timeline(since=timedelta(hours=2))
+        projects = {s.session_id: s.project for s in sessions}
+        segments["project"] = segments["session_id"].map(projects)
+        per_project = segments.groupby("project").size().to_dict()
+        print(f"segments per project: {per_project}")
+        assert set(per_project) == set(projects.values())
+        assert min(per_project.values()) >= 8, per_project
+        oldest = segments.groupby("project")["start"].min()
+        reach = (pd.Timestamp.now(tz="UTC") - oldest).dt.total_seconds()
+        assert (reach > 40 * 60).all(), reach.to_dict()  # the demo seeds an hour
+        assert set(segments["state"]) >= set(STATES)
+        waited = api.stats()["waited"]
+        assert (waited > 60).sum() >= 4, "an hour of turns leaves minutes waiting on you"
     finally:
         demo.cleanup()
         hub.stop()
@@ -256,6 +288,51 @@ def test_demo_stops_everything_on_sigint(tmp_path: Path) -> None:
         assert "Stopping (SIGINT)" in demo.output()
         demo.assert_nothing_left()
     finally:
+        demo.cleanup()
+
+
+# ---------------------------------------------------------------------------- notebook
+
+
+@pytest.mark.timeout(300)
+def test_demo_notebook_runs_top_to_bottom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(REPO / "notebooks" / "demo.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    kept = [c.id for c in code if c.outputs or c.execution_count]
+    assert not kept, f"the checkout's notebook must stay output-free: {kept}"
+    demo = DemoProcess(tmp_path, "--no-lab", "--duration", "240", "--seed", "3")
+    try:
+        demo.wait_for_output(r"Running; stops", 60)
+        # The kernel gets the demo's homes, as in `make demo`; nothing of the user's.
+        for name, value in {
+            "CLAUDE_CONFIG_DIR": demo.dir / "claude",
+            "PMUX_WIDGET_HOME": demo.dir / "pmux",
+            "IPYTHONDIR": tmp_path / "ipython",
+            "MPLCONFIGDIR": tmp_path / "mpl",
+            "JUPYTER_RUNTIME_DIR": tmp_path / "runtime",
+        }.items():
+            monkeypatch.setenv(name, str(value))
+        client = NotebookClient(
+            notebook, timeout=150, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+        )
+        client.execute()  # raises CellExecutionError on the first failing cell
+        outputs = {c.id: "".join(o.get("text", "") for o in c.outputs) for c in code}
+        print(outputs)
+        noisy = {k: v for k, v in outputs.items() if "Warning" in v or "Traceback" in v}
+        assert not noisy, noisy
+        assert "Refused, as it should be:" in outputs["drive-01"], outputs["drive-01"]
+        assert "waited on you longest" in outputs["day-04"], outputs["day-04"]
+        chart = [o["data"]["image/png"] for c in code if c.id == "day-02" for o in c.outputs
+                 if "image/png" in o.get("data", {})]  # fmt: skip
+        assert chart, "the day's chart"
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        (OUTPUT / "fleet-day.png").write_bytes(base64.b64decode(chart[0]))
+    finally:
+        demo.signal(signal.SIGTERM)
+        demo.wait(60)
         demo.cleanup()
 
 
@@ -302,14 +379,14 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.goto(url)
+                ran = time.monotonic()
                 cell = page.locator(".jp-CodeCell", has_text="pmux_widget.show()").first
                 cell.wait_for(timeout=90_000)
-                # The kernel must be up: a cell run while it starts can be dropped.
-                kernel_idle = re.compile(r"\(ipykernel\) \| Idle")
-                page.get_by_text(kernel_idle).first.wait_for(timeout=90_000)
-                ran = run_cell(page, cell)
-                page.locator(".pmux-row").first.wait_for(timeout=60_000)
+                # The demo ran the first cell before printing the URL: the notebook opens on
+                # the live widget, in the kernel that ran it, without running anything here.
+                cell.locator(".pmux-row").first.wait_for(timeout=60_000)
                 first_row = round(time.monotonic() - ran, 2)
+                assert "[1]" in cell.locator(".jp-InputPrompt").first.inner_text()
 
                 seen: dict[str, float] = {}
 
@@ -325,7 +402,20 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
                 )
                 OUTPUT.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(OUTPUT / "jupyterlab.png"), full_page=True)
-                print(f"\nfirst row {first_row} s after the cell ran; states seen: {seen}")
+
+                # Docked: the sidebar opens wide enough for a row to read (not at 250 px).
+                docked = page.locator(".jp-CodeCell", has_text="pmux_widget.sidebar()").first
+                docked.scroll_into_view_if_needed()
+                run_cell(page, docked)
+                right = page.locator("#jp-right-stack")
+                right.locator(".pmux-row").first.wait_for(timeout=60_000)
+                wait_until(
+                    lambda: right.bounding_box()["width"] >= 318,
+                    20,
+                    what=lambda: f"the sidebar is {right.bounding_box()['width']} px wide",
+                )
+                page.screenshot(path=str(OUTPUT / "jupyterlab-sidebar.png"))
+                print(f"\nfirst row {first_row} s after the page opened; states seen: {seen}")
                 save_timings("browser", {"first_row_s": first_row, "states_s": seen})
                 kernels = {
                     p.pid for p in own_processes(demo.dir) if "ipykernel" in " ".join(p.cmdline())

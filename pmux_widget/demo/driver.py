@@ -14,9 +14,14 @@ A *fleet* is anything with ``start()`` / ``stop()`` / ``describe()`` (:class:`Fl
   busy with a current tool, needs-input (PermissionRequest, then the permission Notification),
   review with the last answer, a StopFailure error, compaction (PreCompact … PostCompact),
   sub-agents, token and context counts, an Esc interrupt (transcript marker, no hook), an exit
-  (SessionEnd) and a ``/clear``.
+  (SessionEnd) and a ``/clear``. With ``history`` (``make demo``: an hour), each session first
+  lives that long in the past, in a few seconds: the same scripts on a virtual clock whose
+  pauses stretch to minutes, through the same installed hook script (stamped with the past
+  time: posted to a live hub or spooled for the next), so ``timeline()`` and ``stats()`` have
+  a day to show at once; the live sessions then go on from there.
 * :class:`RealFleet` (``--real``): real Claude Code CLIs in private tmux servers against the
-  scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes.
+  scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes, plus one
+  undriven session, ``playground``, for the notebook's actions.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import random
 import subprocess
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -104,6 +110,7 @@ class ScriptedFleet:
     ``claude_dir``/``home``: the demo's ``CLAUDE_CONFIG_DIR`` and ``PMUX_WIDGET_HOME`` (our
     hooks must be installed in ``claude_dir/settings.json``); ``work_dir``: where the
     sessions' working directories are created. ``speed`` > 1 shortens every pause.
+    ``history``: seconds of backdated history each session gets before it goes live (0: none).
     """
 
     kind = "scripted"
@@ -117,6 +124,7 @@ class ScriptedFleet:
         sessions: int = len(PERSONAS),
         seed: int | None = None,
         speed: float = 1.0,
+        history: float = 0.0,
     ) -> None:
         self.claude_dir = Path(claude_dir)
         self.home = Path(home)
@@ -124,6 +132,7 @@ class ScriptedFleet:
         self.personas = PERSONAS[: max(1, min(sessions, len(PERSONAS)))]
         self.seed = seed
         self.speed = speed
+        self.history = history
         self.hooks: InstalledHooks | None = None
         self.sessions: list[SimSession] = []
         self._threads: list[threading.Thread] = []
@@ -158,8 +167,55 @@ class ScriptedFleet:
                 daemon=True,
             )
             self._threads.append(thread)
+        if self.history > 0:
+            self._seed_history()
         for thread in self._threads:
             thread.start()
+
+    def _seed_history(self) -> None:
+        """Every session's last ``history`` seconds, played at once on virtual clocks (each
+        session a little later than the one before, so they do not start in step)."""
+        assert self.hooks is not None
+        now = time.time()
+        seeders = [
+            threading.Thread(
+                target=self._history,
+                args=(session, persona, now - self.history + index * 40, now),
+                name=f"demo-history-{persona.project}",
+                daemon=True,
+            )
+            for index, (session, persona) in enumerate(
+                zip(self.sessions, self.personas, strict=True)
+            )
+        ]
+        for thread in seeders:
+            thread.start()
+        for thread in seeders:
+            thread.join()
+        self.hooks.close()
+
+    def _history(self, session: SimSession, persona: Persona, begin: float, now: float) -> None:
+        """The persona's script on a virtual clock from ``begin``: short pauses (tools, a
+        step of a turn) x4, long ones (a dialog left open, an answer not read yet) x6-18, so
+        that a turn takes minutes and the waits on you weigh, as in a real day. It stops at
+        the first turn boundary past ``now - 90 s`` (never later than ``now``)."""
+        session.virtual = begin
+        steps = persona.script(session)
+        try:
+            for pause in steps:
+                long = pause >= 5
+                stretched = pause * session.rng.uniform(6, 18) if long else pause * 4
+                if session.virtual + stretched >= now - 2 or self._stop.is_set():
+                    break
+                session.virtual += stretched
+                if long and not session.pending and session.virtual >= now - 90:
+                    break
+        except Exception as exc:  # a partial history is still a history
+            log(f"{persona.project}: history stopped early ({exc!r})")
+        finally:
+            if isinstance(steps, Generator):
+                steps.close()
+            session.virtual = None
 
     def _run(self, session: SimSession, persona: Persona, offset: float) -> None:
         if self._stop.wait(offset / self.speed):
@@ -244,6 +300,9 @@ _REAL_SCRIPTS: dict[str, list[tuple[str, str, float]]] = {
         ("idle", "", 12),
     ],
 }
+#: The real session no script drives: left to the notebook (``await session.ask(...)``,
+#: ``approve()``), so that its actions do not race the driver's keystrokes.
+PLAYGROUND = "playground"
 #: Extra CLI arguments per demo project.
 _REAL_ARGS: dict[str, list[str]] = {"ops-auto": ["--permission-mode", "auto"]}
 
@@ -262,7 +321,8 @@ class RealFleet:
         self.claude_dir = Path(claude_dir)
         self.home = Path(home)
         self.work_dir = Path(work_dir)
-        self.projects = list(_REAL_SCRIPTS)[: max(1, min(sessions, len(_REAL_SCRIPTS)))]
+        scripted = list(_REAL_SCRIPTS)[: max(1, min(sessions, len(_REAL_SCRIPTS)))]
+        self.projects = [*scripted, PLAYGROUND]
         self.model: Any = None
         self.panes: list[Any] = []
         self._threads: list[threading.Thread] = []
@@ -270,7 +330,12 @@ class RealFleet:
 
     def describe(self) -> list[str]:
         return [
-            f"{name:<14} real claude in tmux  " + ", ".join(a for a, _, _ in _REAL_SCRIPTS[name])
+            f"{name:<14} real claude in tmux  "
+            + (
+                ", ".join(a for a, _, _ in _REAL_SCRIPTS[name])
+                if name in _REAL_SCRIPTS
+                else "no script: yours to drive from the notebook (ask, approve, …)"
+            )
             for name in self.projects
         ]
 
@@ -320,6 +385,8 @@ class RealFleet:
             self.stop()
             raise
         for name, pane in zip(self.projects, self.panes, strict=True):
+            if name not in _REAL_SCRIPTS:
+                continue  # the playground
             thread = threading.Thread(
                 target=self._run, args=(name, pane), name=f"demo-real-{name}", daemon=True
             )

@@ -11,12 +11,16 @@ No Claude account, no network, nothing of yours touched: everything lives in the
 
 Steps: reset the demo's session state (unless a hub is using the demo home right now), install
 our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.demo.driver`;
-``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet), then JupyterLab on
-the notebook (its own config/runtime/workspace dirs, a free port, a token) with the demo's
-``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the notebook's hub receives
-the demo's hooks. Ctrl+C (SIGINT) or SIGTERM stops everything it started: the fleet, JupyterLab
-(its own process group) and the kernels (each in its own session: they are found as the
-server's descendants), then checks that none of them is left.
+the scripted one first plays ``--history`` minutes (default 60) of backdated history, for
+``timeline()``; ``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet),
+then JupyterLab on the notebook (its own config/runtime/workspace dirs, a free port, a token)
+with the demo's ``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the
+notebook's hub receives the demo's hooks. Ctrl+C (SIGINT) or SIGTERM stops everything it
+started: the fleet, JupyterLab (its own process group) and the kernels (each in its own
+session: they are found as the server's descendants), then checks that none of them is left.
+
+Before printing the URL it runs the notebook's first cell in the notebook's own kernel
+(:meth:`JupyterLab.prerun`), so the notebook opens on the live widget (``--no-prerun``: not).
 
 ``--no-lab`` runs the fleet only, for a Jupyter of your own; ``--duration N`` stops after N s.
 """
@@ -248,6 +252,68 @@ class JupyterLab:
             if stop.wait(0.25):
                 return False
 
+    def _api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.loads(answer.read() or b"null")
+
+    def prerun(self, timeout: float = 60.0) -> str:
+        """Run the notebook's first code cell (the one that shows the widget) before anyone
+        opens it, so that it opens on the live widget.
+
+        The server starts the notebook's kernel (``POST /api/sessions``: the browser then
+        joins that session's kernel); the cell runs there through the kernel's connection
+        file; its outputs go into the notebook file, which is then signed as trusted in the
+        demo's data dir (JupyterLab renders a widget output only in a trusted notebook). The
+        browser's widget manager restores the live models from the kernel. Returns the
+        cell's text output."""
+        import importlib
+
+        from jupyter_client.blocking.client import BlockingKernelClient
+
+        # nbformat has no type hints: Any, rather than an ignore on every call
+        nbformat: Any = importlib.import_module("nbformat")
+        notary: Any = importlib.import_module("nbformat.sign").NotebookNotary
+
+        path = self.dirs.notebooks / "demo.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        cell = next(c for c in notebook.cells if c.cell_type == "code")
+        body = {"path": path.name, "name": path.name, "type": "notebook"}
+        session = self._api("POST", "/api/sessions", {**body, "kernel": {"name": "python3"}})
+        connection = self.dirs.jupyter / "runtime" / f"kernel-{session['kernel']['id']}.json"
+        deadline = time.monotonic() + timeout
+        while not connection.is_file():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no connection file {connection}")
+            time.sleep(0.1)
+        client = BlockingKernelClient(connection_file=str(connection))
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=timeout)
+            outputs: list[Any] = []
+            reply = client.execute_interactive(
+                cell.source,
+                timeout=timeout,
+                output_hook=lambda msg: _collect_output(msg, outputs),
+                allow_stdin=False,
+            )
+        finally:
+            client.stop_channels()
+        content = reply["content"]
+        if content.get("status") != "ok":
+            raise RuntimeError(f"{content.get('ename')}: {content.get('evalue')}")
+        cell.outputs = outputs
+        cell.execution_count = content.get("execution_count")
+        notary(data_dir=str(self.dirs.jupyter / "data")).sign(notebook)
+        nbformat.write(notebook, path)
+        return "".join(o.get("text", "") for o in outputs)
+
     def log_tail(self, lines: int = 20) -> str:
         with contextlib.suppress(OSError):
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -298,6 +364,24 @@ class JupyterLab:
         return alive
 
 
+def _collect_output(msg: dict[str, Any], outputs: list[Any]) -> None:
+    """One iopub message of the pre-run cell into notebook outputs (as a front-end keeps
+    them: streams merged, ``clear_output`` honoured)."""
+    import importlib
+
+    output_from_msg: Any = importlib.import_module("nbformat.v4").output_from_msg
+    kind = msg["msg_type"]
+    if kind == "clear_output":
+        outputs.clear()
+    elif kind in ("stream", "display_data", "execute_result", "error"):
+        output = output_from_msg(msg)
+        last = outputs[-1] if outputs else None
+        if kind == "stream" and last is not None and last.get("name") == output.get("name"):
+            last["text"] += output["text"]
+        else:
+            outputs.append(output)
+
+
 # ============================================================================ main
 
 
@@ -319,6 +403,17 @@ def build_parser() -> argparse.ArgumentParser:
         "scripted fleet when the CLI cannot be installed)",
     )
     parser.add_argument("--sessions", type=int, default=5, help="how many sessions (1-5)")
+    parser.add_argument(
+        "--history",
+        type=float,
+        default=60,
+        help="minutes of backdated history the scripted sessions start with (0: none)",
+    )
+    parser.add_argument(
+        "--no-prerun",
+        action="store_true",
+        help="open the notebook without running its first cell (the widget) beforehand",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the fleet's jitter")
     parser.add_argument(
         "--dir", default=None, help=f"demo dir (default ${ENV_DIR} or <checkout>/.demo)"
@@ -336,8 +431,15 @@ def _make_fleet(args: argparse.Namespace, dirs: DemoDirs) -> Fleet:
         except Exception as exc:
             _say(f"note: --real is not possible here ({exc}); using the scripted fleet instead.")
     fleet = ScriptedFleet(
-        dirs.claude, dirs.pmux, dirs.projects, sessions=args.sessions, seed=args.seed
+        dirs.claude,
+        dirs.pmux,
+        dirs.projects,
+        sessions=args.sessions,
+        seed=args.seed,
+        history=args.history * 60,
     )
+    if args.history > 0:
+        _say(f"Seeding {args.history:g} min of history (hooks stamped in the past)…")
     fleet.start()
     return fleet
 
@@ -400,6 +502,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             lab = JupyterLab(dirs, args.port)
             _say("Starting JupyterLab…")
             if lab.start(stop):
+                if not args.no_prerun:
+                    _say("Running the notebook's first cell (the widget)…")
+                    try:
+                        lab.prerun()
+                    except Exception as exc:  # the notebook still works: run the cell
+                        _say(f"note: could not pre-run the first cell ({exc}); run it yourself.")
                 _say("")
                 _say("  Open the demo notebook in your browser:")
                 _say(f"  URL: {lab.url}")

@@ -28,7 +28,7 @@ def script_tests(s: SimSession) -> Iterator[float]:
         ("run the test suite and fix whatever fails", "2 failed, 140 passed in 8.31s"),
         ("the export job is flaky, find out why", "1 failed, 141 passed in 8.12s"),
     ]
-    s.start()
+    s.ensure_started()
     yield 1.5
     n = 0
     while True:
@@ -71,7 +71,7 @@ def script_tests(s: SimSession) -> Iterator[float]:
 
 def script_subagents(s: SimSession) -> Iterator[float]:
     """web-frontend: two sub-agents at once, a dialog, then review."""
-    s.start()
+    s.ensure_started()
     yield 2.5
     while True:
         s.prompt("audit the bundle and remove unused dependencies")
@@ -125,7 +125,7 @@ def script_errors(s: SimSession) -> Iterator[float]:
         ("rate_limit", 429, "API Error: Request rejected (429) · Rate limited, try again later"),
         ("server_error", 529, "API Error: Repeated 529 Overloaded errors. The API is at capacity"),
     ]
-    s.start()
+    s.ensure_started()
     yield 1.8
     n = 0
     while True:
@@ -157,7 +157,7 @@ def script_errors(s: SimSession) -> Iterator[float]:
 
 def script_compact(s: SimSession) -> Iterator[float]:
     """infra: a long turn that auto-compacts, then an Esc interrupt."""
-    s.start()
+    s.ensure_started()
     yield 2.0
     while True:
         s.context = max(s.context, s.rng.randint(150_000, 168_000))
@@ -192,7 +192,7 @@ def script_compact(s: SimSession) -> Iterator[float]:
 
 def script_lifecycle(s: SimSession) -> Iterator[float]:
     """docs-site: an Esc, a quick turn, an exit and a fresh start, and a /clear."""
-    s.start()
+    s.ensure_started()
     yield 0.8
     while True:
         s.prompt("why is the search index stale?")

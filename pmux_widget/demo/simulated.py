@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -55,14 +57,52 @@ class InstalledHooks:
         self.env = {**base, "PMUX_WIDGET_HOME": str(home), "CLAUDECODE": "1"}
         self.fired: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._clock: Path | None = None
+
+    def _clock_dir(self) -> Path:
+        """A dir with a ``date`` that tells the hook script the time in ``$PMUX_DEMO_SENT_MS``:
+        the installed script stamps X-Pmux-Sent (or the spool entry) with ``date``, so a
+        backdated history goes through the very same script, posted or spooled."""
+        with self._lock:
+            if self._clock is None:
+                real = shutil.which("date") or "/bin/date"
+                self._clock = Path(tempfile.mkdtemp(prefix="pmux-demo-clock-"))
+                shim = self._clock / "date"
+                shim.write_text(
+                    "#!/bin/sh\n"
+                    "# the demo's history clock (pmux_widget/demo/simulated.py)\n"
+                    'case "$1" in\n'
+                    '  +%s%3N) echo "$PMUX_DEMO_SENT_MS" ;;\n'
+                    '  +%s) echo "$((PMUX_DEMO_SENT_MS / 1000))" ;;\n'
+                    f'  *) exec {real} "$@" ;;\n'
+                    "esac\n"
+                )
+                shim.chmod(0o700)
+            return self._clock
+
+    def close(self) -> None:
+        """Remove the history clock's dir (if one was made)."""
+        with self._lock:
+            if self._clock is not None:
+                shutil.rmtree(self._clock, ignore_errors=True)
+                self._clock = None
 
     def fire(
-        self, payload: dict[str, Any], pane: str | None = None, cwd: str | None = None
+        self,
+        payload: dict[str, Any],
+        pane: str | None = None,
+        cwd: str | None = None,
+        at_ms: int | None = None,
     ) -> bool:
+        """Run our command for the payload's event. ``at_ms``: the time the hook script
+        stamps it with (a backdated history), else now."""
         command = self.commands.get(payload["hook_event_name"])
         if command is None:
             return False
         env = dict(self.env)
+        if at_ms is not None:
+            env["PATH"] = f"{self._clock_dir()}{os.pathsep}{env.get('PATH', os.defpath)}"
+            env["PMUX_DEMO_SENT_MS"] = str(at_ms)
         if pane:
             env["TMUX_PANE"] = pane
         if cwd:
@@ -103,6 +143,9 @@ class SimSession:
     Each action fires the hooks the real CLI fires for it (in the recorded order) and appends
     the transcript records it writes. ``session_id`` changes on :meth:`start` (a new process or
     ``/clear``), like the real one.
+
+    ``virtual``: while set (epoch seconds), the session's clock for a backdated history: hooks
+    are stamped with it (1 ms apart, to keep their order) and so are transcript records.
     """
 
     def __init__(
@@ -131,6 +174,11 @@ class SimSession:
         self.pending: list[tuple[str, str, dict[str, Any]]] = []  # (tool_use_id, name, input)
         self.done: list[dict[str, Any]] = []  # PostToolBatch tool_calls
         self.response: tuple[str, str, dict[str, Any]] | None = None  # (msg id, req id, usage)
+        self.virtual: float | None = None
+
+    def now(self) -> float:
+        """Epoch seconds: the history's clock while one is seeded, else the real one."""
+        return time.time() if self.virtual is None else self.virtual
 
     # ------------------------------------------------------------------ plumbing
 
@@ -163,7 +211,11 @@ class SimSession:
         return body
 
     def _fire(self, event: str, **kwargs: Any) -> None:
-        self.hooks.fire(self._payload(event, **kwargs), self.pane, self.cwd)
+        at_ms = None
+        if self.virtual is not None:
+            at_ms = int(self.virtual * 1000)
+            self.virtual += 0.001
+        self.hooks.fire(self._payload(event, **kwargs), self.pane, self.cwd, at_ms)
 
     def _tail(self) -> dict[str, Any]:
         return {
@@ -186,7 +238,7 @@ class SimSession:
         uid = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         record = {"parentUuid": self.parent, "isSidechain": False, **body}
         record.setdefault("uuid", uid)
-        record.setdefault("timestamp", iso_now())
+        record.setdefault("timestamp", iso_now(self.now()))
         record.update(self._tail())
         self.parent = record["uuid"]
         return record
@@ -233,6 +285,11 @@ class SimSession:
 
     # ------------------------------------------------------------------ actions
 
+    def ensure_started(self) -> None:
+        """Go on with the live session (one seeded with a history), or start one."""
+        if not self.live:
+            self.start()
+
     def start(self, source: str = "startup") -> None:
         """A new session id (a fresh ``claude`` or ``/clear``): SessionStart → idle."""
         self.session_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -255,7 +312,7 @@ class SimSession:
     def prompt(self, text: str) -> None:
         """The user typed a prompt: UserPromptSubmit → busy; the user record."""
         self.prompt_id = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-        self.turn_started = time.time()
+        self.turn_started = self.now()
         self.response = None
         self._fire("UserPromptSubmit", effort=False, prompt=text)
         self._write(
@@ -503,7 +560,7 @@ class SimSession:
         self.live = False
 
     def _turn_duration(self) -> None:
-        ms = int((time.time() - self.turn_started) * 1000) if self.turn_started else 0
+        ms = int((self.now() - self.turn_started) * 1000) if self.turn_started else 0
         self._write(
             self._record({"type": "system", "subtype": "turn_duration", "durationMs": ms,
                           "isMeta": False})

@@ -1,11 +1,11 @@
 """``make demo DEMO_ARGS=--real``: the demo fleet made of real Claude Code CLIs in tmux.
 
 The demo runs ``python -m pmux_widget.demo --real --no-lab`` (its own dirs in a temp dir, never
-the user's): four real CLIs in private tmux servers against the scripted model, driven by
-keystrokes. A hub in this process watches the same homes and records when each state and
-indicator first showed, as the widget would show them. The demo must use the real CLIs (no
-fallback to the scripted fleet); on Ctrl+C's signal it must end its sessions (``/exit``) and
-leave no process, tmux server or CLI of its own behind.
+the user's): five real CLIs in private tmux servers against the scripted model, driven by
+keystrokes, and a sixth left undriven for the notebook. A hub in this process watches the same
+homes and records when each state and indicator first showed, as the widget would show them.
+The demo must use the real CLIs (no fallback to the scripted fleet); on Ctrl+C's signal it
+must end its sessions (``/exit``) and leave no process, tmux server or CLI of its own behind.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
         demo.wait_for_output(r"Running; stops", 240)
         assert "not possible here" not in demo.output(), demo.output()
         sockets = _demo_tmux_servers(demo.proc.pid)
-        assert len(sockets) == 5, (sockets, demo.output())
+        assert len(sockets) == 6, (sockets, demo.output())  # five driven, and the playground
 
         missing = lambda: [name for name in REAL_REQUIRED if name not in seen.first]  # noqa: E731
         wait_until(lambda: not missing(), 75, what=lambda: f"never seen: {missing()}")
