@@ -1,6 +1,7 @@
 # pmux-widget: the two commands of the README, plus the long-running suites.
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
-#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S", see pmux_widget/demo/launcher.py)
+#                (DEMO_ARGS="--no-lab | --real | --port N | --duration S | --history MIN | --no-prerun",
+#                 see pmux_widget/demo/launcher.py)
 #   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser)
 #   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
