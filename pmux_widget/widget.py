@@ -217,6 +217,8 @@ class StatusWidget(anywidget.AnyWidget):
                     history["sessions"] = {**sessions, change.session_id: []}
                     entries = history["sessions"][change.session_id]
                 entries.append(_transition_json(transition))
+            if now_ms() - history["since"] > 2 * HISTORY_MS:
+                self._trait_values["history"] = _trimmed(history, now_ms() - HISTORY_MS)
 
     def _send_message(self, message: KernelMessage) -> None:
         with contextlib.suppress(Exception):  # a closed comm must not break the hub thread
@@ -393,8 +395,21 @@ def _trait(value: Mapping[str, object]) -> dict[str, Any]:
     return dict(value)
 
 
+def _trimmed(history: History, since: int) -> History:
+    """``history`` from ``since`` on (each session keeps the transition current at ``since``),
+    as a new value: a long-lived widget's trait stays about a day long."""
+    sessions: dict[str, list[TransitionJSON]] = {}
+    for sid, entries in history["sessions"].items():
+        first = 0
+        for i, entry in enumerate(entries):
+            if entry["at"] <= since:
+                first = i
+        sessions[sid] = entries[first:]
+    return {"since": since, "sessions": sessions}
+
+
 def _transition_json(t: Transition) -> TransitionJSON:
-    return {"at": t.at, "state": t.to_state.value, "source": t.source}  # type: ignore[typeddict-item]
+    return {"at": t.at, "state": t.to_state.value, "source": t.source}
 
 
 def _json_bytes(message: KernelMessage) -> bytes:

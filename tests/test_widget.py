@@ -269,3 +269,22 @@ def test_history_travels_once_and_patches_carry_none(hub):
     fill(hub, 5)  # two new sessions: added to a copy of the sessions dict
     wait_until(lambda: "s-0004" in widget.history["sessions"], what="a new session's history")
     widget.close()
+
+
+def test_a_long_lived_widget_keeps_about_a_day_of_history():
+    from pmux_widget.widget import _trimmed
+
+    day = 24 * 3600 * 1000
+    history = {
+        "since": 0,
+        "sessions": {
+            "a": [{"at": t, "state": "busy", "source": ""} for t in (1, 5, 3 * day, 3 * day + 9)],
+            "b": [{"at": 2, "state": "idle", "source": ""}],
+        },
+    }
+    trimmed = _trimmed(history, 2 * day)
+    assert trimmed["since"] == 2 * day
+    # each session keeps the transition that was current at `since`
+    assert [e["at"] for e in trimmed["sessions"]["a"]] == [5, 3 * day, 3 * day + 9]
+    assert [e["at"] for e in trimmed["sessions"]["b"]] == [2]
+    assert len(history["sessions"]["a"]) == 4  # a new value: the old one is left as it was
