@@ -30,8 +30,9 @@ let nextId = 0;
 export class StripView {
   readonly el: HTMLDivElement;
   private readonly bar: HTMLDivElement;
-  private readonly waitedEl: HTMLSpanElement;
-  private readonly waitedText: Text;
+  /** "waited 12m" under the strip: created when the session first waited today */
+  private waitedEl: HTMLSpanElement | null = null;
+  private waitedText: Text | null = null;
   private tip: HTMLDivElement | null = null;
   private tipText: Text | null = null;
   private mark: HTMLDivElement | null = null;
@@ -55,9 +56,6 @@ export class StripView {
     this.bar = this.el.appendChild(el("div", "pmux-strip"));
     this.bar.tabIndex = 0;
     this.bar.setAttribute("role", "img");
-    this.waitedEl = this.el.appendChild(el("span", "pmux-strip-waited"));
-    this.waitedText = text(this.waitedEl);
-    this.waitedEl.hidden = true;
     this.bar.addEventListener("pointermove", (event) => this.onPointer(event));
     this.bar.addEventListener("pointerleave", () => {
       if (!this.focused) this.select(-1);
@@ -106,6 +104,12 @@ export class StripView {
   /** Time waited on you today (ms), shown next to the strip when there was any. */
   setWaited(ms: number): void {
     const words = ms >= 1000 ? `waited ${formatLength(ms)}` : "";
+    if (!this.waitedEl || !this.waitedText) {
+      if (!words) return;
+      this.waitedEl = el("span", "pmux-strip-waited");
+      this.waitedText = text(this.waitedEl);
+      this.el.insertBefore(this.waitedEl, this.tip);
+    }
     setHidden(this.waitedEl, !words);
     setData(this.waitedText, words);
     setAttr(this.waitedEl, "title", words ? `waited on you ${formatLength(ms)} today` : null);
