@@ -1,6 +1,6 @@
 // The timeline's pure part (timeline.ts) and the strips it draws on the rows.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { gradient } from "../src/render/strip";
+import { gradient, StripView } from "../src/render/strip";
 import { appendTransition, dayStart, formatLength, insight, segmentsIn, type Transition } from "../src/timeline";
 import type { State } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
@@ -206,5 +206,31 @@ describe("strips", () => {
     );
     expect(q(v.el, ".pmux-axis-start").textContent).toBe("−15 min");
     expect(localStorage.getItem("pmux-widget.timeline-range")).toBe("15m");
+  });
+});
+
+describe("the clock", () => {
+  it("redraws a strip once now moved by a step of its range, not on every tick", () => {
+    const entries = [t(0, "busy"), t(30, "review")];
+    const strip = new StripView("a", {
+      entries: () => entries,
+      rangeMs: () => 60 * M,
+      rangeLabel: () => "1 h",
+      clockOffset: () => 0,
+    });
+    const bar = strip.el.querySelector(".pmux-strip") as HTMLElement;
+    const fill = () => bar.style.getPropertyValue("--pmux-strip-fill");
+    const now = T0 + 60 * M;
+    strip.draw(now);
+    const first = fill();
+    expect(first).toContain("var(--pmux-seg-review) 50% 100%");
+    strip.draw(now + 1000); // a 1 s tick: within a step (6 s, at most 12 s with the spread)
+    expect(fill()).toBe(first);
+    strip.draw(now + 13_000); // more than two steps: the strip slid left
+    expect(fill()).not.toBe(first);
+    expect(fill()).toContain("var(--pmux-seg-review) 49.64% 100%");
+    entries.push(t(61, "idle")); // a new transition redraws at once
+    strip.draw(now + 14_000);
+    expect(fill()).toMatch(/var\(--pmux-seg-idle\) [\d.]+% 100%\)$/);
   });
 });

@@ -7,7 +7,8 @@
 // focusable; ←/→, Home/End move between segments): a tooltip, which is also the strip's
 // description for screen readers, says the state in words, its start, its length and why
 // (describeSource). Redraws: a new transition (the store appended one) redraws that strip; the
-// clock redraws a strip only once now has moved by a pixel's worth of its range (range/600).
+// clock redraws a strip only once now has moved by about a pixel's worth of its range (1 to 2
+// times range/600, spread over the strips so they do not all redraw on the same tick).
 import { el, setAttr, setData, setHidden, text } from "../dom";
 import { describeSource } from "../format";
 import { LABEL } from "../states";
@@ -26,6 +27,7 @@ export interface TimelineSource {
 /** A redraw waits until now moved by this share of the range (about a pixel at 600 px). */
 const STEPS = 600;
 let nextId = 0;
+let nextSpread = 0;
 
 export class StripView {
   readonly el: HTMLDivElement;
@@ -47,6 +49,9 @@ export class StripView {
   /** the segment the tooltip shows (index into `segments`), -1 when none */
   private selected = -1;
   private focused = false;
+  /** 1 to 2 steps between clock redraws, different per strip: 500 strips drawn together at
+   * first would otherwise all redraw on the same tick, every step. */
+  private readonly spread = 1 + (nextSpread++ % 16) / 16;
 
   constructor(
     private readonly sessionId: string,
@@ -82,7 +87,7 @@ export class StripView {
       entries.length === this.drawnCount &&
       last === this.drawnLast &&
       end === this.drawnEnd &&
-      now - this.to < range / STEPS &&
+      now - this.to < (range / STEPS) * this.spread &&
       now >= this.to;
     if (same) return;
     this.drawnRange = range;
