@@ -229,7 +229,7 @@ describe("the clock", () => {
     strip.draw(now + 13_000); // more than two steps: the strip slid left
     expect(fill()).not.toBe(first);
     expect(fill()).toContain("var(--pmux-seg-review) 49.64% 100%");
-    entries.push(t(61, "idle")); // a new transition redraws at once
+    entries.push(t(60.2, "idle")); // a new transition redraws at once
     strip.draw(now + 14_000);
     expect(fill()).toMatch(/var\(--pmux-seg-idle\) [\d.]+% 100%\)$/);
   });
