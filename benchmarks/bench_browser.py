@@ -25,6 +25,13 @@ P10 — front-end: render 500 sessions ≤ 150 ms / apply one change ≤ 3 ms.
   part, the cold first render and the time until painted (two animation frames later) are
   reported as info. The jsdom
   numbers of ``node js/bench/run.mjs`` (the front-end's own bench) follow as info rows.
+
+P14 — timeline: render strips for 500 sessions × 200 transitions ≤ 200 ms / add one ≤ 3 ms.
+  The same page: 500 sessions whose ``history`` trait holds 200 transitions each, all within
+  the hour the strips show by default (every one drawn: the worst case). "render" is what the
+  strips add: initialize + render + style/layout with that history, minus the same without
+  any (both medians); "add one" is one patch whose row changed state (the strip's new
+  transition) plus style/layout. The full render with history is reported as info.
 """
 
 from __future__ import annotations
@@ -58,6 +65,8 @@ __all__ = ["main"]
 P4_P95_MS = 300.0
 P10_RENDER_MS = 150.0
 P10_CHANGE_MS = 3.0
+P14_RENDER_MS = 200.0
+P14_ADD_MS = 3.0
 SID = "4d5e6f70-8192-4a3b-9c4d-5e6f70819203"
 CWD = "/home/dev/projects/latency-probe"
 STATIC = ROOT / "pmux_widget" / "static"
@@ -276,11 +285,79 @@ _P10 = """async ({n, renders, warmup, changes}) => {
 }"""
 
 
+#: In the page: mount 500 sessions with and without 200 transitions each, then add transitions.
+_P14 = """async ({n, per, renders, changes}) => {
+  const {FakeModel, snapshotOf, makeFleet} = window.PmuxTesting;
+  const factory = window.pmuxWidget;
+  const experimental = {invoke: () => Promise.reject(new Error('unused'))};
+  const now = Date.now();
+  const rows = makeFleet(n, now - 7200000);  // rows older than their history: it adds none
+  const cycle = ['busy', 'needs-input', 'busy', 'review', 'idle'];
+  const sessions = {};
+  const step = Math.floor(3600000 / (per + 1));
+  rows.forEach((row, i) => {
+    sessions[row.session_id] = Array.from({length: per}, (_, k) => ({
+      at: now - 3600000 + k * step + (i % 7), state: cycle[(k + i) % 5], source: 'hook:Stop'}));
+  });
+  const history = {since: now - 86400000, sessions};
+  const settle = async (x) => (x && typeof x.then === 'function' ? await x : x);
+  const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r(performance.now())));
+  async function mount(withHistory) {
+    const fake = new FakeModel({snapshot: {...snapshotOf(rows, 1), now},
+      history: withHistory ? history : {since: now, sessions: {}}, title_prefix: false});
+    const host = document.body.appendChild(document.createElement('div'));
+    const controller = new AbortController();
+    const widget = typeof factory === 'function' ? await factory() : factory;
+    await nextFrame();
+    const t0 = performance.now();
+    const init = widget.initialize({model: fake.proxy(Symbol('init')),
+      signal: controller.signal, experimental});
+    const view = widget.render({model: fake.proxy(Symbol('view')), el: host,
+      signal: controller.signal, host: {}, experimental});
+    void host.offsetHeight;
+    const layout = performance.now() - t0;
+    const [unInit, unView] = [await settle(init), await settle(view)];
+    return {fake, host, layout,
+      strips: host.querySelectorAll('.pmux-strip').length,
+      dispose() { controller.abort(); if (typeof unView === 'function') unView();
+        if (typeof unInit === 'function') unInit(); host.remove(); }};
+  }
+  (await mount(true)).dispose();  // warm-up
+  (await mount(false)).dispose();
+  const withH = [], without = [];
+  let strips = 0;
+  for (let i = 0; i < renders; i++) {
+    const a = await mount(true); withH.push(a.layout); strips = a.strips; a.dispose();
+    const b = await mount(false); without.push(b.layout); b.dispose();
+  }
+  const m = await mount(true);
+  const add = [];
+  for (let i = 0; i < changes; i++) {
+    const row = rows[(i * 13) % n];
+    const t0 = performance.now();
+    m.fake.emitCustom({type: 'patch', seq: 2 + i, now: Date.now(), upsert: [{...row,
+      state: cycle[i % 5], state_since: Date.now() + i, source: 'hook:Stop'}], remove: []});
+    void m.host.offsetHeight;
+    add.push(performance.now() - t0);
+    if (i % 10 === 0) await nextFrame();
+  }
+  m.dispose();
+  return {withHistory: withH, without, add, strips};
+}"""
+
+
+def _p14(browser: Any, quick: bool) -> dict[str, Any]:
+    options = {"n": 500, "per": 200, "renders": 3 if quick else 9, "changes": 40 if quick else 200}
+    return dict(_p10(browser, quick, script=_P14, options=options))
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def _p10(browser: Any, quick: bool) -> dict[str, Any]:
+def _p10(
+    browser: Any, quick: bool, script: str = _P10, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     files = {
         "/": ("text/html", _INDEX.encode()),
         "/widget.js": ("text/javascript", (STATIC / "widget.js").read_bytes()),
@@ -303,18 +380,44 @@ def _p10(browser: Any, quick: bool) -> dict[str, Any]:
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto("http://pmux.bench/")
         page.wait_for_function("() => window.pmuxReady === true", timeout=30_000)
-        options = {
+        options = options or {
             "n": 500,
             "renders": 3 if quick else 9,
             "warmup": 1 if quick else 2,
             "changes": 40 if quick else 200,
         }
-        result = page.evaluate(_P10, options)
+        result = page.evaluate(script, options)
         if errors:
             raise RuntimeError(f"page errors: {errors[:3]}")
         return result
     finally:
         page.close()
+
+
+def _p14_rows(p14: dict[str, Any]) -> list[Row]:
+    full = _median(p14["withHistory"])
+    strips = full - _median(p14["without"])
+    add = _median(p14["add"])
+    return [
+        (
+            "P14 render strips, 500 sessions x 200 transitions (Chromium: added by the strips)",
+            _ms(strips),
+            f"≤ {P14_RENDER_MS:.0f} ms",
+            strips <= P14_RENDER_MS and p14["strips"] == 500,
+        ),
+        (
+            "P14 render 500 sessions with their history, whole (JS + layout, median)",
+            _ms(full),
+            "info",
+            True,
+        ),
+        (
+            "P14 add one transition (Chromium: JS + layout, median / p95)",
+            f"{_ms(add)} / {_ms(percentile(p14['add'], 95))}",
+            f"≤ {P14_ADD_MS:g} ms",
+            add <= P14_ADD_MS,
+        ),
+    ]
 
 
 def _jsdom() -> dict[str, Any] | None:
@@ -402,6 +505,10 @@ def main(quick: bool = False) -> list[Row]:
                     True,
                 ),
             ]
+
+            # ---------------------------------------------------------------- P14
+            log("P14: strips of 500 sessions x 200 transitions in headless Chromium")
+            rows += _p14_rows(_p14(browser, quick))
 
             # ---------------------------------------------------------------- P4
             log(f"P4: JupyterLab, {samples} hooks through the installed script")

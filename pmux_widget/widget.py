@@ -4,6 +4,9 @@ Traffic (docs/widget-protocol.md; the shapes are core/contract.py's): the full f
 the ``snapshot`` trait, which the kernel updates in place WITHOUT syncing it on every change; a
 view reads it when it is created (display, re-run, page reload). Each change travels alone as a
 ``patch`` message with only the touched sessions' rows, at most ~20 per second (coalesced).
+The ``history`` trait (each session's transitions over the last 24 h, for the timeline strips)
+travels the same way: read with the model, kept current in place, never synced; a patch adds no
+history bytes, since the browser appends a transition from each row whose ``state_since`` moved.
 
 Updates are sent from the hub thread: they reach the browser even while a cell blocks.
 Messages from the browser (dismiss, install, action, peek) are handled only when the kernel is
@@ -30,6 +33,7 @@ import traitlets
 from pmux_widget.core.contract import (
     ActionResultMessage,
     Env,
+    History,
     InstallResult,
     KernelMessage,
     NotificationJSON,
@@ -37,10 +41,11 @@ from pmux_widget.core.contract import (
     PeekResultMessage,
     Row,
     Snapshot,
+    TransitionJSON,
     counts,
 )
 from pmux_widget.core.contract import row as contract_row
-from pmux_widget.core.model import Change, Session
+from pmux_widget.core.model import Change, Session, Transition
 from pmux_widget.runtime import actions
 from pmux_widget.system.clock import now_ms
 
@@ -58,6 +63,8 @@ MIN_PATCH_INTERVAL = 0.05
 ENV_SECONDS = 2.0
 #: Lines a peek shows (the pane's last ones).
 PEEK_LINES = 20
+#: The longest range a timeline strip shows (24 h): the history a new model reads.
+HISTORY_MS = 24 * 3600 * 1000
 
 
 def row(session: Session) -> Row:
@@ -78,6 +85,7 @@ class StatusWidget(anywidget.AnyWidget):
     _css = STATIC / "widget.css"
 
     snapshot = traitlets.Dict().tag(sync=True)
+    history = traitlets.Dict().tag(sync=True)
     env = traitlets.Dict().tag(sync=True)
     title_prefix = traitlets.Bool(True).tag(sync=True)
     desktop_notifications = traitlets.Bool(False).tag(sync=True)
@@ -103,6 +111,7 @@ class StatusWidget(anywidget.AnyWidget):
         )
         snapshot: Snapshot = {"seq": 0, "sessions": rows, "counts": live, "now": now_ms()}
         kwargs.setdefault("snapshot", snapshot)
+        kwargs.setdefault("history", _trait(self._read_history(snapshot["now"] - HISTORY_MS)))
         kwargs.setdefault("env", _trait(self._env()))
         super().__init__(**kwargs)
         self.on_msg(self._on_front_end_msg)
@@ -128,6 +137,7 @@ class StatusWidget(anywidget.AnyWidget):
             for c in changes
             if c.notification is not None
         ]
+        self._record_history(changes)
         self._mark({c.session_id for c in changes}, notes)
 
     def _mark(self, session_ids: set[str], notes: list[NotificationJSON]) -> None:
@@ -178,6 +188,37 @@ class StatusWidget(anywidget.AnyWidget):
         self._send_message(patch)
         for note in notes:
             self._send_message({"type": "notify", "notification": note})
+
+    def _read_history(self, since: int) -> History:
+        """Each session's transitions from ``since`` on (with the one that was current then)."""
+        store = self._hub.store
+        transitions = store.transitions(since_ms=since) if store is not None else []
+        sessions: dict[str, list[TransitionJSON]] = {}
+        for t in transitions:
+            sessions.setdefault(t.session_id, []).append(_transition_json(t))
+        return {"since": since, "sessions": sessions}
+
+    def _record_history(self, changes: list[Change]) -> None:
+        """Hub thread: keep the ``history`` trait current in place, without a sync (like the
+        snapshot): a view created later reads it whole; open views append from the patches."""
+        history = self._trait_values.get("history")
+        if not history:
+            return
+        with self._lock:
+            for change in changes:
+                transition = change.transition()
+                if transition is None:
+                    continue
+                sessions = history["sessions"]
+                entries = sessions.get(change.session_id)
+                if entries is None:
+                    # A new key goes into a copy: the kernel thread may be serializing the
+                    # trait for a new view (appending to a list is safe, growing a dict is not).
+                    history["sessions"] = {**sessions, change.session_id: []}
+                    entries = history["sessions"][change.session_id]
+                entries.append(_transition_json(transition))
+            if now_ms() - history["since"] > 2 * HISTORY_MS:
+                self._trait_values["history"] = _trimmed(history, now_ms() - HISTORY_MS)
 
     def _send_message(self, message: KernelMessage) -> None:
         with contextlib.suppress(Exception):  # a closed comm must not break the hub thread
@@ -352,6 +393,23 @@ class StatusWidget(anywidget.AnyWidget):
 def _trait(value: Mapping[str, object]) -> dict[str, Any]:
     """A contract value as a traitlets Dict holds it."""
     return dict(value)
+
+
+def _trimmed(history: History, since: int) -> History:
+    """``history`` from ``since`` on (each session keeps the transition current at ``since``),
+    as a new value: a long-lived widget's trait stays about a day long."""
+    sessions: dict[str, list[TransitionJSON]] = {}
+    for sid, entries in history["sessions"].items():
+        first = 0
+        for i, entry in enumerate(entries):
+            if entry["at"] <= since:
+                first = i
+        sessions[sid] = entries[first:]
+    return {"since": since, "sessions": sessions}
+
+
+def _transition_json(t: Transition) -> TransitionJSON:
+    return {"at": t.at, "state": t.to_state.value, "source": t.source}
 
 
 def _json_bytes(message: KernelMessage) -> bytes:

@@ -243,3 +243,48 @@ def test_anywidget_hmr_follows_the_built_bundle(hmr):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ("reloaded" if hmr else "None")
+
+
+def test_history_travels_once_and_patches_carry_none(hub):
+    """The timeline's history is read with the model (the ``history`` trait, 24 h), kept current
+    in place for views made later, and never synced: a patch is the same size with it."""
+    fill(hub, 3)
+    change_one(hub, "s-0001")
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+    history = widget.history
+    assert history["since"] <= now_ms() - 24 * 3600 * 1000 + 60_000
+    assert [t["state"] for t in history["sessions"]["s-0001"]] == ["busy", "needs-input"]
+    assert history["sessions"]["s-0001"][1]["source"] == "hook:PermissionRequest"
+    assert set(history["sessions"]) == {"s-0000", "s-0001", "s-0002"}
+
+    change_one(hub, "s-0002")
+    [patch] = wait_until(recorder.patches, what="the patch")
+    assert "history" not in json.dumps(patch)
+    assert {m["type"] for m in recorder.messages} <= {"patch", "notify"}
+    # In place, for the next view: the new transition is there.
+    entries = widget.history["sessions"]["s-0002"]
+    assert [t["state"] for t in entries] == ["busy", "needs-input"]
+    assert entries[-1]["at"] == patch["upsert"][0]["state_since"]
+    fill(hub, 5)  # two new sessions: added to a copy of the sessions dict
+    wait_until(lambda: "s-0004" in widget.history["sessions"], what="a new session's history")
+    widget.close()
+
+
+def test_a_long_lived_widget_keeps_about_a_day_of_history():
+    from pmux_widget.widget import _trimmed
+
+    day = 24 * 3600 * 1000
+    history = {
+        "since": 0,
+        "sessions": {
+            "a": [{"at": t, "state": "busy", "source": ""} for t in (1, 5, 3 * day, 3 * day + 9)],
+            "b": [{"at": 2, "state": "idle", "source": ""}],
+        },
+    }
+    trimmed = _trimmed(history, 2 * day)
+    assert trimmed["since"] == 2 * day
+    # each session keeps the transition that was current at `since`
+    assert [e["at"] for e in trimmed["sessions"]["a"]] == [5, 3 * day, 3 * day + 9]
+    assert [e["at"] for e in trimmed["sessions"]["b"]] == [2]
+    assert len(history["sessions"]["a"]) == 4  # a new value: the old one is left as it was

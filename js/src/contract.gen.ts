@@ -115,6 +115,19 @@ export interface Snapshot {
   now: number;
 }
 
+/** A session entered `state` at `at` (ms epoch) because of `source`. */
+export interface TransitionJSON {
+  at: number;
+  state: State;
+  source: string;
+}
+
+/** The `history` trait: each session's transitions from `since` (ms epoch; 24 h before the widget was made, the longest range a strip shows) on, oldest first, with the one before `since` that says the state the session was in then. Sent once with the model; after that the browser appends a transition from each patched row whose `state_since` moved, so patches carry no history (P9). */
+export interface History {
+  since: number;
+  sessions: Record<string, TransitionJSON[]>;
+}
+
 /** One coalesced change: the touched rows, the removed ids, the new counts. */
 export interface PatchMessage {
   type: "patch";
@@ -169,6 +182,7 @@ export interface Env {
 /** The synced traits of `StatusWidget` (besides anywidget's and ipywidgets' own). */
 export interface WidgetTraits {
   snapshot: Snapshot;
+  history: History;
   env: Env;
   title_prefix: boolean;
   desktop_notifications: boolean;

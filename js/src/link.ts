@@ -28,10 +28,15 @@ export class Link {
 
   constructor(readonly model: Model) {
     this.store.applySnapshot(model.get("snapshot"));
+    this.store.applyHistory(model.get("history"));
 
     const onMessage = (msg: unknown) => this.handle(msg as KernelMessage);
     model.on("msg:custom", onMessage);
     this.cleanups.push(() => model.off("msg:custom", onMessage));
+
+    const onHistory = () => this.store.applyHistory(model.get("history"));
+    model.on("change:history", onHistory);
+    this.cleanups.push(() => model.off("change:history", onHistory));
 
     const onSnapshot = () => this.store.applySnapshot(model.get("snapshot"));
     model.on("change:snapshot", onSnapshot);

@@ -4,6 +4,7 @@
 // contain a patch, and a patch may arrive after the snapshot that includes it).
 import { toolText } from "./format";
 import { emptyCounts, isState } from "./states";
+import { appendTransition, type Transition } from "./timeline";
 import type {
   BackgroundTask,
   Counts,
@@ -30,6 +31,9 @@ export class SessionStore {
   /** browser clock minus kernel clock (ms), from the `now` the kernel stamps on its messages:
    * ages stay right when the kernel runs on another machine (JupyterHub). */
   clockOffset = 0;
+  /** Each session's transitions, oldest first (the timeline strips and the header's insight):
+   * the `history` trait read once, then one appended per row whose `state_since` moved. */
+  readonly history = new Map<string, Transition[]>();
   private readonly listeners = new Set<StoreListener>();
 
   /** The kernel's current time, in its own clock (ms epoch). */
@@ -57,6 +61,7 @@ export class SessionStore {
       const row = normalizeRow(raw, id);
       this.rows.set(row.session_id, row);
     }
+    for (const row of this.rows.values()) this.noteTransition(row);
     this.counts = normalizeCounts(snapshot.counts) ?? countRows(this.rows.values());
     this.emit({ kind: "reset" });
     return true;
@@ -72,6 +77,7 @@ export class SessionStore {
       const row = normalizeRow(raw);
       if (!row.session_id) continue;
       this.rows.set(row.session_id, row);
+      this.noteTransition(row);
       upserted.push(row);
     }
     const removed: string[] = [];
@@ -79,6 +85,38 @@ export class SessionStore {
     this.counts = normalizeCounts(patch.counts) ?? countRows(this.rows.values());
     this.emit({ kind: "patch", upserted, removed });
     return true;
+  }
+
+  /** Take the `history` trait (read once, when the model is created): it replaces what the
+   * store holds, then the rows' own transitions are added (the snapshot may be newer). */
+  applyHistory(raw: unknown): void {
+    if (!raw || typeof raw !== "object") return;
+    const sessions = (raw as { sessions?: unknown }).sessions;
+    if (!sessions || typeof sessions !== "object") return;
+    this.history.clear();
+    for (const [id, list] of Object.entries(sessions as Record<string, unknown>)) {
+      if (!Array.isArray(list)) continue;
+      const entries: Transition[] = [];
+      for (const t of list) {
+        if (!t || typeof t !== "object") continue;
+        const { at, state, source } = t as Record<string, unknown>;
+        if (typeof at !== "number" || !isState(state)) continue;
+        appendTransition(entries, { at, state, source: typeof source === "string" ? source : "" });
+      }
+      this.history.set(id, entries);
+    }
+    for (const row of this.rows.values()) this.noteTransition(row);
+    this.emit({ kind: "reset" });
+  }
+
+  /** A row whose state_since is newer than its session's last transition brings one: patches
+   * need no history of their own (P9). Bursts the kernel coalesced into one patch show as their
+   * last transition only; a reload reads the whole history again. */
+  private noteTransition(row: Row): void {
+    if (!row.state_since) return;
+    let entries = this.history.get(row.session_id);
+    if (!entries) this.history.set(row.session_id, (entries = []));
+    appendTransition(entries, { at: row.state_since, state: row.state, source: row.source });
   }
 
   subscribe(listener: StoreListener): () => void {

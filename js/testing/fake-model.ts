@@ -48,6 +48,7 @@ export class FakeModel {
   constructor(traits: Partial<FakeTraits> = {}) {
     this.attrs = {
       snapshot: { seq: 0, sessions: {} },
+      history: { since: 0, sessions: {} },
       env: defaultEnv(),
       title_prefix: true,
       desktop_notifications: false,

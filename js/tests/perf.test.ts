@@ -18,3 +18,16 @@ it("P10: render 500 sessions, apply one change", () => {
   expect(result.apply_one_ms).toBeLessThan(30);
   expect(result.apply_move_ms).toBeLessThan(30);
 }, 120_000);
+
+// P14 (render strips for 500 sessions × 200 transitions ≤ 200 ms; add one transition ≤ 3 ms).
+it("P14: strips of 500 sessions × 200 transitions, one new transition", async () => {
+  const { runTimelineBench } = await import("../bench/timeline-bench");
+  const r = runTimelineBench(500, 200);
+  console.log(
+    `P14 (jsdom): render ${r.sessions} × ${r.transitions} ${r.render_ms.toFixed(1)} ms ` +
+      `(without history ${r.render_without_history_ms.toFixed(1)} ms, budget 200) · ` +
+      `one new transition ${r.add_one_ms.toFixed(3)} ms (p95 ${r.add_one_p95_ms.toFixed(3)}, budget 3)`,
+  );
+  expect(r.render_ms).toBeLessThan(2000);
+  expect(r.add_one_ms).toBeLessThan(30);
+}, 120_000);

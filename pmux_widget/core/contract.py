@@ -31,6 +31,7 @@ __all__ = [
     "DismissMessage",
     "Env",
     "FrontendMessage",
+    "History",
     "HubInfo",
     "InstallHooksMessage",
     "InstallResult",
@@ -46,6 +47,7 @@ __all__ = [
     "Snapshot",
     "StateName",
     "Traits",
+    "TransitionJSON",
     "activity",
     "answer",
     "asks",
@@ -326,6 +328,25 @@ class Snapshot(TypedDict):
     now: int
 
 
+class TransitionJSON(TypedDict):
+    """A session entered ``state`` at ``at`` (ms epoch) because of ``source``."""
+
+    at: int
+    state: StateName
+    source: str
+
+
+class History(TypedDict):
+    """The ``history`` trait: each session's transitions from ``since`` (ms epoch; 24 h before
+    the widget was made, the longest range a strip shows) on, oldest first, with the one before
+    ``since`` that says the state the session was in then. Sent once with the model; after that
+    the browser appends a transition from each patched row whose ``state_since`` moved, so
+    patches carry no history (P9)."""
+
+    since: int
+    sessions: dict[str, list[TransitionJSON]]
+
+
 class PatchMessage(TypedDict):
     """One coalesced change: the touched rows, the removed ids, the new counts."""
 
@@ -415,6 +436,7 @@ class Traits(TypedDict):
     """The synced traits of ``StatusWidget`` (besides anywidget's and ipywidgets' own)."""
 
     snapshot: Snapshot
+    history: History
     env: Env
     title_prefix: bool
     desktop_notifications: bool
@@ -522,6 +544,8 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("SessionJSON", SessionJSON),
     ("Row", Row),
     ("Snapshot", Snapshot),
+    ("TransitionJSON", TransitionJSON),
+    ("History", History),
     ("PatchMessage", PatchMessage),
     ("NotificationPayload", NotificationJSON),
     ("NotifyMessage", NotifyMessage),

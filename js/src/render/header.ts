@@ -12,6 +12,9 @@ export class Header {
   private readonly bellCount: Text;
   private readonly live: Text;
   private readonly chips = new Map<State, { el: HTMLSpanElement; text: Text }>();
+  /** today's insight: waited on you, median response, turns (hidden until there is any) */
+  readonly insight: HTMLDivElement;
+  private readonly insightText: Text;
   private attention = -1;
 
   constructor(sheetId: string, onBell: () => void, tools: HTMLElement[] = []) {
@@ -43,12 +46,21 @@ export class Header {
       dot.setAttribute("aria-hidden", "true");
       this.chips.set(state, { el: chip, text: text(chip) });
     }
+    this.insight = this.el.appendChild(el("div", "pmux-insight"));
+    this.insightText = text(this.insight);
+    this.insight.hidden = true;
     if (tools.length) {
       const row = this.el.appendChild(el("div", "pmux-tools"));
       for (const tool of tools) row.appendChild(tool);
       // Shown (CSS) while the list holds a new order back for the pointer or focus in it.
       row.appendChild(el("span", "pmux-order-waits", "order updates when you leave the list"));
     }
+  }
+
+  /** Today's insight line ("" hides it). */
+  setInsight(words: string): void {
+    setHidden(this.insight, !words);
+    setData(this.insightText, words);
   }
 
   setCounts(counts: Counts): void {

@@ -240,6 +240,12 @@ export class SessionList {
     }
   }
 
+  /** Every row drawn (live, and ended ones once their section was opened). */
+  forEachView(fn: (view: RowView) => void): void {
+    for (const { view } of this.live.values()) fn(view);
+    this.ended.forEachView(fn);
+  }
+
   tick(now: number): void {
     for (const { view } of this.live.values()) view.tick(now);
     this.ended.tick(now);
@@ -456,6 +462,10 @@ export class EndedSection {
 
   tick(now: number): void {
     if (this.el.open) for (const view of this.views.values()) view.tick(now);
+  }
+
+  forEachView(fn: (view: RowView) => void): void {
+    for (const view of this.views.values()) fn(view);
   }
 
   /** Build the rows now (the section was opened). */

@@ -37,6 +37,7 @@ import { LABEL, rank } from "../states";
 import type { Row } from "../types";
 import { ActionsBar, type ActionHandlers } from "./actions";
 import { canDismiss, DismissButton, type DismissActions } from "./dismiss";
+import { StripView, type TimelineSource } from "./strip";
 
 /** A click not answered yet (Jupyter delivers widget messages only when the running cell
  * ends), or answered and waiting for the state to move. */
@@ -52,6 +53,8 @@ export interface Pending {
 /** What a row (and the sheet) can ask of the view. */
 export interface RowActions extends DismissActions, ActionHandlers {
   pending(sessionId: string): Pending | null;
+  /** the transitions and range the rows' timeline strips draw (no strips without it) */
+  timeline?: TimelineSource;
 }
 
 /** After this long without an answer, a row says why its click waits. */
@@ -143,6 +146,8 @@ export class RowView {
   private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
   private bar: ActionsBar | null = null;
+  /** the timeline strip, always the row's last child (the actions bar goes before it) */
+  readonly strip: StripView | null = null;
   /** the row had the focus once: its actions bar is kept (shown while it has the focus) */
   private wantsBar = false;
   private rowClass = "";
@@ -168,6 +173,10 @@ export class RowView {
     this.primaryEl = this.lines.appendChild(el("span", "pmux-primary"));
     this.secondaryText = text(this.lines);
     this.metaText = text(this.lines);
+    if (actions.timeline) {
+      this.strip = new StripView(row.session_id, actions.timeline);
+      li.appendChild(this.strip.el);
+    }
     this.render(row, now);
   }
 
@@ -192,6 +201,12 @@ export class RowView {
     const pending = this.actions.pending(this.row.session_id);
     this.setStatus(pending ? pending.label : this.stateLabel(), formatAge(this.row.state_since, now));
     if (pending) this.showPending(pending);
+    this.strip?.draw(now, this.endedAt());
+  }
+
+  /** When an ended session's strip stops: its last state change (the row has no end time). */
+  private endedAt(): number | null {
+    return this.row.ended ? this.row.state_since : null;
   }
 
   /** The row got the focus: build its actions bar (needs-input rows have it from the start). */
@@ -317,7 +332,7 @@ export class RowView {
 
     if (!this.bar && !row.ended && (this.wantsBar || state === "needs-input")) {
       this.bar = new ActionsBar(row, this.actions);
-      this.el.appendChild(this.bar.el);
+      this.el.insertBefore(this.bar.el, this.strip?.el ?? null);
     }
     if (this.bar) {
       this.bar.update(row);
@@ -327,6 +342,7 @@ export class RowView {
     }
 
     if (this.titled) this.fillTitles();
+    this.strip?.draw(now, this.endedAt());
   }
 
   private badge(className: string, label: string, before: Node | null = null): HTMLSpanElement {

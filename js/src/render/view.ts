@@ -12,6 +12,9 @@ import type { ActionState } from "./actions";
 import { SidebarTab } from "../sidebar-tab";
 import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
+import { RangeSwitch, rangeLabel, storedRange, TimeAxis } from "./range";
+import type { TimelineSource } from "./strip";
+import { dayStart, formatLength, insight, rangeMs, type RangeKey } from "../timeline";
 import { SessionList } from "./list";
 import { NotifyToggle } from "./notify-toggle";
 import type { RowActions } from "./row";
@@ -33,6 +36,12 @@ export class WidgetView {
   readonly screens: Screens;
   private readonly toggle: NotifyToggle;
   readonly grouping: GroupingSwitch;
+  readonly range: RangeSwitch;
+  readonly axis: TimeAxis;
+  private rangeKey: RangeKey;
+  /** a transition arrived since the insight was computed (recomputed on the next tick) */
+  private insightDirty = true;
+  private ticks = 0;
   private readonly tab: SidebarTab;
   private readonly now: () => number;
   /** the latest click per session, until the session's state moves (see actions.ts) */
@@ -54,7 +63,15 @@ export class WidgetView {
     options: ViewOptions = {},
   ) {
     this.now = options.now ?? (() => link.store.kernelNow());
+    this.rangeKey = storedRange();
+    const timeline: TimelineSource = {
+      entries: (id) => link.store.history.get(id),
+      rangeMs: () => rangeMs(this.rangeKey),
+      rangeLabel: () => rangeLabel(this.rangeKey),
+      clockOffset: () => link.store.clockOffset,
+    };
     const actions: RowActions = {
+      timeline,
       dismiss: (id) => this.dismiss(id),
       isDismissPending: (id) => {
         const click = this.clicks.get(id);
@@ -75,7 +92,14 @@ export class WidgetView {
     this.sheet = new Sheet(actions, () => this.closeSheet(true));
     const grouping = storedGrouping();
     this.grouping = new GroupingSwitch(grouping, (g) => this.list.setGrouping(g, this.now()));
-    this.header = new Header(this.sheet.id, () => this.toggleSheet(), [this.grouping.el, this.toggle.el]);
+    this.range = new RangeSwitch(this.rangeKey, (range) => this.setRange(range));
+    this.axis = new TimeAxis(this.rangeKey);
+    this.header = new Header(this.sheet.id, () => this.toggleSheet(), [
+      this.grouping.el,
+      this.range.el,
+      this.toggle.el,
+    ]);
+    this.header.el.appendChild(this.axis.el);
     this.screens = new Screens(() => this.install());
     this.list = new SessionList(actions, grouping);
     this.tab = new SidebarTab(this.root);
@@ -93,6 +117,7 @@ export class WidgetView {
     const store = link.store;
     this.list.reset(store.rows.values(), this.now());
     this.header.setCounts(store.counts);
+    this.refreshInsight();
     this.refreshScreens();
     this.refreshTitle();
     host.appendChild(this.root);
@@ -152,6 +177,35 @@ export class WidgetView {
     this.tab.set(this.link.store.counts.attention);
     this.list.tick(now);
     this.sheet.tick(now);
+    // Waits grow while sessions wait: the insight follows every 5 s, or at the next tick
+    // after a transition (never on the patch itself: P10/P14 count a patch's cost).
+    this.ticks += 1;
+    if (this.insightDirty || this.ticks % 5 === 0) this.refreshInsight();
+  }
+
+  /** Show another range: every strip redraws (the axis too). */
+  setRange(range: RangeKey): void {
+    this.rangeKey = range;
+    this.axis.set(range);
+    const now = this.now();
+    this.list.forEachView((view) => view.strip?.draw(now, view.row.ended ? view.row.state_since : null));
+  }
+
+  /** Today's insight (the browser's midnight: the user's day) in the header and per row. */
+  refreshInsight(): void {
+    this.insightDirty = false;
+    const store = this.link.store;
+    const now = this.now();
+    const since = dayStart(now + store.clockOffset) - store.clockOffset;
+    const ends = new Map<string, number>();
+    for (const row of store.rows.values()) if (row.ended) ends.set(row.session_id, row.state_since);
+    const today = insight(store.history, since, now, ends);
+    const parts: string[] = [];
+    if (today.waitedMs >= 1000) parts.push(`waited on you ${formatLength(today.waitedMs)}`);
+    if (today.medianResponseMs !== null) parts.push(`median response ${formatLength(today.medianResponseMs)}`);
+    if (today.turns > 0) parts.push(`${today.turns} turn${today.turns === 1 ? "" : "s"} finished`);
+    this.header.setInsight(parts.length ? `Today: ${parts.join(" · ")}` : "");
+    this.list.forEachView((view) => view.strip?.setWaited(today.waitedBySession.get(view.row.session_id) ?? 0));
   }
 
   toggleSheet(): void {
@@ -193,6 +247,7 @@ export class WidgetView {
       this.list.apply(event.upserted, event.removed, now);
     }
     this.header.setCounts(store.counts);
+    this.insightDirty = true;
     this.sheet.sync(store.rows.values(), now);
     this.refreshScreens();
     this.refreshTitle();
