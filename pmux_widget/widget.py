@@ -264,6 +264,8 @@ class StatusWidget(anywidget.AnyWidget):
                 action,
                 text=text if isinstance(text, str) else None,
                 token=token,
+                # the history names the action (a fleet view records nothing here)
+                record=getattr(self._hub, "record_action", None),
             )
             answer = ActionResultMessage(
                 type="action_result",

@@ -70,7 +70,7 @@ export interface SessionJSON {
   background_tasks: BackgroundTask[];
 }
 
-/** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). */
+/** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). Two long texts the view never shows are null in a row: `transcript_path`, and `last_assistant` except when it is the `answer` (P9). */
 export interface Row {
   session_id: string;
   state: State;

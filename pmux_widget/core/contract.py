@@ -140,7 +140,9 @@ class SessionJSON(TypedDict):
 
 class Row(SessionJSON):
     """A widget row: the session JSON plus what the view needs to explain it, in the words the
-    notifications and ``status`` use too (paths relative to the session's folder)."""
+    notifications and ``status`` use too (paths relative to the session's folder). Two long
+    texts the view never shows are null in a row: ``transcript_path``, and ``last_assistant``
+    except when it is the ``answer`` (P9)."""
 
     ended: bool
     waiting_for: str | None
@@ -166,6 +168,13 @@ def row(session: Session, token: str = "") -> Row:
     (the widget adds it: core cannot import the runtime), which a click sends back so a stale
     click never acts on a newer dialog."""
     base: SessionJSON = session.to_json()  # type: ignore[assignment]  # keys pinned by a test
+    shown = answer(session)
+    # Every byte of a row travels with each of its changes (P9: ≤ 2 KB a change, measured on
+    # the websocket): the two longest texts the view never shows stay out of it. The
+    # transcript's path is read by the kernel only; an answer shows only as ``answer``, and
+    # only while it answers the latest prompt. The API's session JSON keeps both.
+    base["transcript_path"] = None
+    base["last_assistant"] = shown
     return {
         **base,
         "ended": session.ended,
@@ -174,7 +183,7 @@ def row(session: Session, token: str = "") -> Row:
         "name": session.name,
         "activity": activity(session),
         "asks": asks(session) if session.state is State.NEEDS_INPUT else None,
-        "answer": answer(session),
+        "answer": shown,
         "dialog_token": token,
     }
 
