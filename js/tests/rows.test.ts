@@ -98,6 +98,31 @@ describe("row contents", () => {
     expect(lines(rowEl(root, "a"))).toEqual(["compacting its context", "compacting2 agents"]);
   });
 
+  it("says what a turn left running and the permission mode (2.1.332)", async () => {
+    const tasks = [
+      { type: "subagent", description: "Slow research", status: "running" },
+      { type: "shell", description: "Dev server", status: "running" },
+    ];
+    const base = { session_id: "a", state: "busy" as const, source: "wait:background-agent", activity: null };
+    const { fake, root } = await show([
+      makeRow({ ...base, subagents: 1, background_tasks: tasks, permission_mode: "auto" }),
+    ]);
+    const text = lines(rowEl(root, "a")).join("|");
+    expect(text).toContain("1 background agent · 1 background shell");
+    expect(text).toContain("auto mode");
+    expect(text).not.toContain("1 agent|"); // the background agent is not counted twice
+    const badge = [...rowEl(root, "a").querySelectorAll(".pmux-badge")].find((b) =>
+      b.textContent!.includes("background"),
+    )!;
+    expect(badge.getAttribute("title")).toBe("subagent: Slow research\nshell: Dev server");
+    patch(fake, 2, [
+      makeRow({ ...base, state: "review", source: "hook:Stop", background_tasks: [], permission_mode: "default" }),
+    ]);
+    const after = lines(rowEl(root, "a")).join("|");
+    expect(after).not.toContain("background");
+    expect(after).not.toContain("auto mode");
+  });
+
   it("needs-input: what it asks in full words; review: its answer with `code`; errors as errors", async () => {
     const { root } = await show([
       makeRow({

@@ -143,6 +143,8 @@ export class RowView {
   private compactBadge: HTMLSpanElement | null = null;
   private agentsBadge: HTMLSpanElement | null = null;
   private ctxBadge: HTMLSpanElement | null = null;
+  private backgroundBadge: HTMLSpanElement | null = null;
+  private modeBadge: HTMLSpanElement | null = null;
   private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
   private bar: ActionsBar | null = null;
@@ -308,7 +310,22 @@ export class RowView {
       this.compactBadge = this.badge("pmux-badge pmux-badge--compacting", "compacting", this.agentsBadge);
     }
     if (this.compactBadge) setHidden(this.compactBadge, !compacting);
-    const agents = row.ended ? 0 : row.subagents;
+    const background = row.ended ? "" : backgroundText(row);
+    if (background && !this.backgroundBadge) this.backgroundBadge = this.badge("pmux-badge", "");
+    if (this.backgroundBadge) {
+      setHidden(this.backgroundBadge, !background);
+      setData(this.backgroundBadge.firstChild as Text, background);
+      setAttr(this.backgroundBadge, "title", background ? backgroundTitle(row) : null);
+    }
+    const mode = row.ended ? null : modeText(row.permission_mode);
+    if (mode !== null && !this.modeBadge) this.modeBadge = this.badge("pmux-badge", "");
+    if (this.modeBadge) {
+      setHidden(this.modeBadge, mode === null);
+      setData(this.modeBadge.firstChild as Text, mode ?? "");
+    }
+    // Background agents are sub-agents too: counted once, by the background badge.
+    const inBackground = row.background_tasks.filter((t) => t.type !== "shell").length;
+    const agents = row.ended ? 0 : Math.max(0, row.subagents - inBackground);
     if (agents > 0 && !this.agentsBadge) this.agentsBadge = this.badge("pmux-badge", "");
     if (this.agentsBadge) {
       setHidden(this.agentsBadge, agents === 0);
@@ -351,6 +368,38 @@ export class RowView {
     this.lines.insertBefore(badge, before ?? this.metaText);
     return badge;
   }
+}
+
+/** "2 background agents · 1 background shell" (tasks its last turn left running). */
+export function backgroundText(row: Row): string {
+  const running = row.background_tasks.filter((t) => t.status === "running");
+  const shells = running.filter((t) => t.type === "shell").length;
+  const agents = running.length - shells;
+  const parts = [];
+  if (agents > 0) parts.push(plural(agents, "background agent"));
+  if (shells > 0) parts.push(plural(shells, "background shell"));
+  return parts.join(" · ");
+}
+
+function backgroundTitle(row: Row): string {
+  return row.background_tasks
+    .filter((t) => t.status === "running")
+    .map((t) => `${t.type}: ${t.description || "(no description)"}`)
+    .join("\n");
+}
+
+const MODES: Record<string, string> = {
+  auto: "auto mode",
+  plan: "plan mode",
+  acceptEdits: "accepts edits",
+  bypassPermissions: "bypasses permissions",
+  dontAsk: "asks nothing",
+};
+
+/** The permission mode worth a badge (the default one is not). */
+export function modeText(mode: string | null): string | null {
+  if (!mode || mode === "default" || mode === "manual") return null;
+  return MODES[mode] ?? `${mode} mode`;
 }
 
 function nameTitle(row: Row): string {
