@@ -17,7 +17,9 @@ import anywidget
 import pytest
 
 from pmux_widget.core import contract as c
+from pmux_widget.core import contract_ts as ts
 from pmux_widget.core import signals as s
+from pmux_widget.core import wording as w
 from pmux_widget.core.model import (
     JSON_FIELDS,
     Notification,
@@ -86,16 +88,16 @@ def conforms(value: Any, tp: Any, where: str = "$") -> list[str]:
 # --------------------------------------------------------------------------- generated files
 
 
-@pytest.mark.parametrize("path", sorted(c.GENERATED))
+@pytest.mark.parametrize("path", sorted(ts.GENERATED))
 def test_committed_typescript_is_what_the_contract_generates(path):
     committed = (ROOT / path).read_text(encoding="utf-8")
-    assert committed == c.GENERATED[path](), (
+    assert committed == ts.GENERATED[path](), (
         f"{path} differs from pmux_widget/core/contract.py: run `npm run contract` and commit"
     )
 
 
 def test_the_typescript_declares_every_contract_type():
-    text = c.typescript()
+    text = ts.typescript()
     for name in ("State", "Counts", "Row", "Snapshot", "PatchMessage", "Env", "HubInfo"):
         assert f"export type {name} " in text or f"export interface {name} " in text, name
     assert "  pid: number;\n  hub_id: string;" in text  # the hub's pid is a number
@@ -169,13 +171,13 @@ def test_every_source_the_tracker_sets_has_a_label():
 def test_paths_are_relative_to_the_session_and_keep_the_file_name():
     cwd = "/tmp/pytest-7/projects/acme-api"
     text = f"Edit {cwd}/src/acme/payments/processors/stripe_webhooks.py (+3, -1)"
-    assert c.relative_paths(text, cwd) == "Edit src/…/processors/stripe_webhooks.py (+3, -1)"
-    assert c.relative_paths(f"cd {cwd} && ls", cwd) == "cd . && ls"
-    assert c.relative_paths("Read /etc/hosts", cwd) == "Read /etc/hosts"
+    assert w.relative_paths(text, cwd) == "Edit src/…/processors/stripe_webhooks.py (+3, -1)"
+    assert w.relative_paths(f"cd {cwd} && ls", cwd) == "cd . && ls"
+    assert w.relative_paths("Read /etc/hosts", cwd) == "Read /etc/hosts"
     long = "/home/dev/other/project/with/a/very/long/path/to/some/file_name.py"
-    short = c.relative_paths(f"Read {long}", cwd)
-    assert short.endswith("/file_name.py") and "…" in short and len(short) <= 5 + c.PATH_LIMIT
-    assert c.relative_paths("WebFetch https://x.org/a/b/c", cwd) == "WebFetch https://x.org/a/b/c"
+    short = w.relative_paths(f"Read {long}", cwd)
+    assert short.endswith("/file_name.py") and "…" in short and len(short) <= 5 + w.PATH_LIMIT
+    assert w.relative_paths("WebFetch https://x.org/a/b/c", cwd) == "WebFetch https://x.org/a/b/c"
 
 
 def _asking(tool, summary, **kw):
@@ -185,15 +187,15 @@ def _asking(tool, summary, **kw):
 
 
 def test_asks_says_what_in_full_words():
-    assert c.asks(_asking("Bash", "$ uv run pytest -q")) == "asks to run: uv run pytest -q"
+    assert w.asks(_asking("Bash", "$ uv run pytest -q")) == "asks to run: uv run pytest -q"
     assert (
-        c.asks(_asking("Edit", "Edit /w/api/src/a.py (+1, -0)")) == "asks to edit src/a.py (+1, -0)"
+        w.asks(_asking("Edit", "Edit /w/api/src/a.py (+1, -0)")) == "asks to edit src/a.py (+1, -0)"
     )
-    assert c.asks(_asking("Write", "Write /w/api/b.txt")) == "asks to write b.txt"
-    assert c.asks(_asking("mcp__x__y", "mcp__x__y go")) == "asks to use mcp__x__y: go"
+    assert w.asks(_asking("Write", "Write /w/api/b.txt")) == "asks to write b.txt"
+    assert w.asks(_asking("mcp__x__y", "mcp__x__y go")) == "asks to use mcp__x__y: go"
     waits = Tracking(waiting_for="permission for Bash")
-    assert c.asks(_asking(None, None, tracking=waits)) == "permission for Bash"
-    assert c.asks(_asking(None, None)) == "waits for your answer"
+    assert w.asks(_asking(None, None, tracking=waits)) == "permission for Bash"
+    assert w.asks(_asking(None, None)) == "waits for your answer"
     row = c.row(_asking("Bash", "$ ls"))
     assert row["asks"] == "asks to run: ls" and "why" not in row
 
@@ -205,21 +207,21 @@ def test_the_answer_of_an_older_turn_is_never_shown():
         last_assistant="All 142 tests pass",
         tracking=Tracking(prompt_at=10, assistant_at=20),
     )
-    assert c.answer(done) == "All 142 tests pass"
-    assert c.answer(done.replace(state=State.BUSY)) is None
+    assert w.answer(done) == "All 142 tests pass"
+    assert w.answer(done.replace(state=State.BUSY)) is None
     newer_prompt = done.tracking.replace(prompt_at=30)
-    assert c.answer(done.replace(state=State.IDLE, tracking=newer_prompt)) is None  # interrupted
-    assert c.notification_text(done) == ("s finished its turn", "All 142 tests pass")
-    title, body = c.notification_text(_asking("Bash", "$ make"))
+    assert w.answer(done.replace(state=State.IDLE, tracking=newer_prompt)) is None  # interrupted
+    assert w.notification_text(done) == ("s finished its turn", "All 142 tests pass")
+    title, body = w.notification_text(_asking("Bash", "$ make"))
     assert (title, body) == ("api needs you", "asks to run: make")
 
 
 def test_context_window_by_model():
-    assert c.context_window(None) == 200_000
-    assert c.context_window("claude-sonnet-4-5-20250929") == 200_000
-    assert c.context_window("claude-sonnet-4-5[1m]") == 1_000_000
-    assert c.context_window("Sonnet 4.5 (1M context)") == 1_000_000
-    assert 0.9 <= c.AUTO_COMPACT_AT <= 0.95 and c.CONTEXT_WARN_AT < c.AUTO_COMPACT_AT
+    assert w.context_window(None) == 200_000
+    assert w.context_window("claude-sonnet-4-5-20250929") == 200_000
+    assert w.context_window("claude-sonnet-4-5[1m]") == 1_000_000
+    assert w.context_window("Sonnet 4.5 (1M context)") == 1_000_000
+    assert 0.9 <= w.AUTO_COMPACT_AT <= 0.95 and w.CONTEXT_WARN_AT < w.AUTO_COMPACT_AT
 
 
 # --------------------------------------------------------------------------- what really travels

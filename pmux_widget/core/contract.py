@@ -1,22 +1,27 @@
 """The kernel ↔ browser contract of the widget, defined once: the shapes Python sends, the
 messages the browser answers with, the state names, the counts' keys and the source labels.
 
-``js/src/contract.gen.ts`` is generated from this module (``python -m
-pmux_widget.core.contract --ts``, see docs/development.md) and tests/test_contract.py fails when
-the committed file differs, so the TypeScript types can never drift from what Python sends.
-Pure: values, types and text; the ``__main__`` block only prints.
+``js/src/contract.gen.ts`` is generated from this module (:mod:`core.contract_ts`, ``npm run
+contract``, see docs/development.md) and tests/test_contract.py fails when the committed file
+differs, so the TypeScript types can never drift from what Python sends. The words a row
+uses come from :mod:`core.wording`. Pure: values and types.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import sys
-import types
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
+from typing import Literal, TypedDict, Union
 
-from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, Tracking, count_states
+from pmux_widget.core.model import Session, State, count_states
+from pmux_widget.core.wording import (
+    AUTO_COMPACT_AT,
+    CONTEXT_WARN_AT,
+    activity,
+    answer,
+    asks,
+    context_window,
+    notification_text,
+)
 
 __all__ = [
     "AUTO_COMPACT_AT",
@@ -55,10 +60,7 @@ __all__ = [
     "counts",
     "describe_source",
     "notification_text",
-    "relative_paths",
     "row",
-    "sample",
-    "typescript",
 ]
 
 # --------------------------------------------------------------------------- names
@@ -186,143 +188,6 @@ def row(session: Session, token: str = "") -> Row:
         "answer": shown,
         "dialog_token": token,
     }
-
-
-# --------------------------------------------------------------------------- what a session does
-
-#: A path longer than this is shortened in the middle; its file name is always kept.
-PATH_LIMIT = 40
-_PATH = re.compile(r"(?<![\w.:/-])(/[^\s\"'`]+)")
-
-
-def relative_paths(text: str, cwd: str | None) -> str:
-    """``text`` with absolute paths under ``cwd`` made relative to it, and every path longer than
-    :data:`PATH_LIMIT` shortened in the middle (``src/…/pay/payments.py``): the file name is the
-    part a reader needs, so it is never what gets cut."""
-    root = (cwd or "").rstrip("/")
-
-    def one(match: re.Match[str]) -> str:
-        path = match.group(1)
-        if root and path == root:
-            path = "."
-        elif root and path.startswith(root + "/"):
-            path = path[len(root) + 1 :]
-        return shorten_path(path)
-
-    return _PATH.sub(one, text) if "/" in text else text
-
-
-def shorten_path(path: str, limit: int = PATH_LIMIT) -> str:
-    """``path`` cut in the middle to about ``limit`` characters, keeping its first directory and
-    as many of its last parts as fit (the file name always)."""
-    if len(path) <= limit:
-        return path
-    parts = path.split("/")
-    first = 2 if path.startswith("/") else 1
-    head, middle, tail = "/".join(parts[:first]), parts[first:-1], parts[-1]
-    if not middle:
-        return path
-    for part in reversed(middle):
-        if len(head) + len(part) + len(tail) + 4 > limit:
-            break
-        tail = f"{part}/{tail}"
-    return f"{head}/…/{tail}"
-
-
-def activity(session: Session) -> str | None:
-    """The current tool and what it works on, paths relative to the session's folder."""
-    tool, summary = session.current_tool, session.tool_summary
-    if not tool and not summary:
-        return None
-    text = summary or tool or ""
-    if tool and summary and not summary.lower().startswith(tool.lower()):
-        text = f"{tool} {summary}"
-    return relative_paths(text, session.cwd)
-
-
-#: What a tool asks for, in words: ``{}`` is its argument (the summary without the tool name).
-_ASKS: Mapping[str, str] = {
-    "Bash": "asks to run: {}",
-    "Edit": "asks to edit {}",
-    "MultiEdit": "asks to edit {}",
-    "Write": "asks to write {}",
-    "Read": "asks to read {}",
-    "NotebookEdit": "asks to edit {}",
-    "WebFetch": "asks to fetch {}",
-    "WebSearch": "asks to search the web for {}",
-    "Grep": "asks to search for {}",
-    "Glob": "asks to list {}",
-}
-
-
-def asks(session: Session) -> str:
-    """What a needs-input session asks, in full words: the tool with its command or file
-    (relative to the session's folder), else Claude's own words, else that it waits."""
-    tool, summary = session.current_tool, session.tool_summary
-    if tool:
-        arg = summary or ""
-        if arg.lower().startswith(tool.lower()):
-            arg = arg[len(tool) :].strip()
-        if tool == "Bash" and arg.startswith("$ "):
-            arg = arg[2:]
-        arg = relative_paths(arg, session.cwd)
-        if not arg:
-            return f"asks to use {tool}"
-        return _ASKS.get(tool, f"asks to use {tool}: {{}}").format(arg)
-    if session.waiting_for:
-        return relative_paths(session.waiting_for, session.cwd)
-    return "waits for your answer"
-
-
-def answer(session: Session) -> str | None:
-    """The last answer, unless a newer prompt came after it (then it answers an older turn)."""
-    if not session.last_assistant:
-        return None
-    t = session.tracking
-    if t.prompt_at and t.assistant_at and t.assistant_at < t.prompt_at:
-        return None
-    if session.state in (State.BUSY, State.NEEDS_INPUT):
-        return None  # a turn is under way: whatever was said before belongs to the last one
-    return session.last_assistant
-
-
-def notification_text(session: Session) -> tuple[str, str]:
-    """The (title, body) of a desktop notification, in the rows' words (for core.tracker)."""
-    name = session.name
-    if session.state is State.NEEDS_INPUT:
-        return f"{name} needs you", asks(session)
-    if session.error:
-        body = session.error_detail or "the turn ended with an error"
-        return f"{name} stopped: {session.error}", body
-    return f"{name} finished its turn", answer(session) or "ready for review"
-
-
-# --------------------------------------------------------------------------- context window
-
-#: The context window by model id, first match wins: the 1M-context variants are named with
-#: a "[1m]" suffix (or "1M context" in their display name); every current Claude model has
-#: 200k otherwise.
-CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
-    ("[1m]", 1_000_000),
-    ("1m context", 1_000_000),
-    ("-1m", 1_000_000),
-)
-DEFAULT_CONTEXT_WINDOW = 200_000
-#: Claude Code compacts on its own when the context reaches about 92-95% of the window; the
-#: lower end is taken, so the warning can come early but never late.
-AUTO_COMPACT_AT = 0.92
-#: The share of the window from which a row warns that compaction is near (about 24k tokens,
-#: one or two turns that read files, before AUTO_COMPACT_AT on a 200k window).
-CONTEXT_WARN_AT = 0.80
-
-
-def context_window(model: str | None) -> int:
-    """The context window (tokens) of ``model``; 200k when unknown."""
-    name = (model or "").lower()
-    for marker, window in CONTEXT_WINDOWS:
-        if marker in name:
-            return window
-    return DEFAULT_CONTEXT_WINDOW
 
 
 # --------------------------------------------------------------------------- kernel → browser
@@ -540,216 +405,3 @@ def describe_source(source: str) -> str:
         inner = describe_source(source[len("recovery:") :])
         return SOURCE_PREFIXES["recovery:"].format(inner) if inner else "at restart"
     return source
-
-
-# --------------------------------------------------------------------------- TypeScript
-
-#: The types generated, in order (a type is declared before its users, for the reader).
-_TYPES: tuple[tuple[str, Any], ...] = (
-    ("Counts", Counts),
-    ("Tokens", TokensJSON),
-    ("TmuxLocation", TmuxJSON),
-    ("BackgroundTask", BackgroundTaskJSON),
-    ("SessionJSON", SessionJSON),
-    ("Row", Row),
-    ("Snapshot", Snapshot),
-    ("TransitionJSON", TransitionJSON),
-    ("History", History),
-    ("PatchMessage", PatchMessage),
-    ("NotificationPayload", NotificationJSON),
-    ("NotifyMessage", NotifyMessage),
-    ("InstallResult", InstallResult),
-    ("InstallResultMessage", InstallResultMessage),
-    ("HubInfo", HubInfo),
-    ("Env", Env),
-    ("WidgetTraits", Traits),
-    ("ActionResultMessage", ActionResultMessage),
-    ("PeekResultMessage", PeekResultMessage),
-    ("DismissMessage", DismissMessage),
-    ("InstallHooksMessage", InstallHooksMessage),
-    ("ActionMessage", ActionMessage),
-    ("PeekMessage", PeekMessage),
-)
-_UNIONS: tuple[tuple[str, Any], ...] = (
-    ("KernelMessage", KernelMessage),
-    ("FrontendMessage", FrontendMessage),
-)
-_ALIASES: tuple[tuple[str, Any], ...] = (
-    ("State", StateName),
-    ("Mode", Mode),
-    ("ActionName", ActionName),
-)
-
-HEADER = (
-    "// Generated from pmux_widget/core/contract.py (npm run contract): do not edit.\n"
-    "// tests/test_contract.py fails when this file and the Python contract differ.\n"
-)
-
-
-def _ts_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z_$][\w$]*", key) else json.dumps(key)
-
-
-def _ts_type(tp: Any) -> str:
-    for name, known in (*_TYPES, *_UNIONS, *_ALIASES):
-        if tp is known or (get_origin(tp) is Literal and tp == known):
-            return name
-    origin = get_origin(tp)
-    if tp is type(None):
-        return "null"
-    if tp is str:
-        return "string"
-    if tp is bool:
-        return "boolean"
-    if tp in (int, float):
-        return "number"
-    if origin is Literal:
-        return _ts_type_literal(tp)
-    if origin in (Union, types.UnionType):
-        return " | ".join(_ts_type(arg) for arg in get_args(tp))
-    if origin is list:
-        (item,) = get_args(tp)
-        inner = _ts_type(item)
-        return f"({inner})[]" if "|" in inner else f"{inner}[]"
-    if origin is dict:
-        key, value = get_args(tp)
-        return f"Record<{_ts_type(key)}, {_ts_type(value)}>"
-    raise TypeError(f"no TypeScript for {tp!r}")
-
-
-def _ts_type_literal(tp: Any) -> str:
-    return " | ".join(json.dumps(arg) for arg in get_args(tp))
-
-
-def _interface(name: str, typed_dict: Any) -> str:
-    hints = get_type_hints(typed_dict)
-    doc = (typed_dict.__doc__ or "").strip()
-    # A TypedDict without its own docstring gets dict's; that is no documentation.
-    doc = " ".join(doc.split()).replace("``", "`")
-    head = f"/** {doc} */\n" if doc and not doc.startswith("dict(") else ""
-    fields = "".join(f"  {_ts_key(key)}: {_ts_type(tp)};\n" for key, tp in hints.items())
-    return f"{head}export interface {name} {{\n{fields}}}\n"
-
-
-def typescript() -> str:
-    """The text of js/src/contract.gen.ts."""
-    parts = [HEADER]
-    for name, alias in _ALIASES:
-        parts.append(f"export type {name} = {_ts_type_literal(alias)};\n")
-    states, count_keys = json.dumps(get_args(StateName)), json.dumps(COUNT_KEYS)
-    parts.append(f"export const STATES: readonly State[] = {states};\n")
-    parts.append(f"export const COUNT_KEYS: readonly (keyof Counts)[] = {count_keys};\n")
-    for name, typed_dict in _TYPES:
-        parts.append(_interface(name, typed_dict))
-    for name, union in _UNIONS:
-        parts.append(f"export type {name} = {' | '.join(_ts_type(a) for a in get_args(union))};\n")
-    labels = json.dumps(dict(SOURCE_LABELS), indent=2, ensure_ascii=False)
-    prefixes = json.dumps(dict(SOURCE_PREFIXES), indent=2, ensure_ascii=False)
-    parts.append(
-        "/** The plain-language why of a state, per exact `source`. */\n"
-        f"export const SOURCE_LABELS: Readonly<Record<string, string>> = {labels};\n"
-    )
-    parts.append(
-        "/** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */\n"
-        f"export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {prefixes};\n"
-    )
-    windows = json.dumps([list(entry) for entry in CONTEXT_WINDOWS])
-    parts.append(
-        "/** The context window by model id: [marker, tokens], first match wins. */\n"
-        f"export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = {windows};\n"
-        f"export const DEFAULT_CONTEXT_WINDOW = {DEFAULT_CONTEXT_WINDOW};\n"
-    )
-    parts.append(
-        "/** Claude Code compacts on its own near this share of the context window. */\n"
-        f"export const AUTO_COMPACT_AT = {AUTO_COMPACT_AT};\n"
-        "/** From this share of the window on, a row warns that compaction is near. */\n"
-        f"export const CONTEXT_WARN_AT = {CONTEXT_WARN_AT};\n"
-    )
-    return "\n".join(parts)
-
-
-# --------------------------------------------------------------------------- a shared sample
-
-_T0 = 1_700_000_000_000
-_SAMPLE_SOURCES = (
-    "",
-    "hook:Stop",
-    "pid:busy",
-    "recovery:hook:Stop",
-    "recovery:process-gone",
-    "recovery:",
-    "hook:Elicitation",
-    "something:new",
-)
-
-
-_SAMPLE_MODELS = (
-    "",
-    "claude-sonnet-4-5-20250929",
-    "claude-sonnet-4-5[1m]",
-    "Sonnet 4.5 (1M context)",
-    "claude-opus-4-1",
-)
-
-
-def sample() -> dict[str, Any]:
-    """A fixed fleet (every state, live and ended) with what Python makes of it: rows, counts
-    and source labels. Written to js/testing/contract-sample.gen.ts, so a vitest can check
-    that the browser counts and labels the same rows the same way."""
-    sessions = [
-        Session(
-            session_id=f"s{i:02d}",
-            state=state,
-            state_since=_T0 + i,
-            cwd=f"/home/dev/p{i % 3}",
-            project=f"p{i % 3}",
-            workspace=f"p{i % 3}",
-            tmux=TmuxLocation("work", str(i), f"%{i}") if i % 2 else None,
-            tokens=Tokens(input=i, output=2 * i),
-            source="hook:Stop",
-            tracking=Tracking(ended=ended),
-        )
-        for i, (state, ended) in enumerate(
-            # a different number of live sessions per state, so a miscount cannot hide
-            [(state, False) for n, state in enumerate(State) for _ in range(n + 1)]
-            + [(state, True) for state in State]
-        )
-    ]
-    return {
-        "rows": [row(s) for s in sessions],
-        "counts": counts(sessions),
-        "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
-        "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
-    }
-
-
-def sample_typescript() -> str:
-    """The text of js/testing/contract-sample.gen.ts."""
-    data = sample()
-    rows = "".join(f"    {json.dumps(r, ensure_ascii=False)},\n" for r in data["rows"])
-    tally = json.dumps(data["counts"])
-    sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
-    windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
-    return (
-        HEADER
-        + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
-        + "type Sample = {\n"
-        + "  rows: Row[];\n  counts: Counts;\n  sources: Record<string, string>;\n"
-        + "  windows: Record<string, number>;\n};\n"
-        + "export const SAMPLE: Sample = {\n"
-        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
-        + f"  windows: {windows},\n}};\n"
-    )
-
-
-#: The generated files, relative to the repository root, and how to make each.
-GENERATED = {
-    "js/src/contract.gen.ts": typescript,
-    "js/testing/contract-sample.gen.ts": sample_typescript,
-}
-
-if __name__ == "__main__":
-    flags = {"--ts": "js/src/contract.gen.ts", "--sample": "js/testing/contract-sample.gen.ts"}
-    if len(sys.argv) != 2 or sys.argv[1] not in flags:
-        sys.exit("usage: python -m pmux_widget.core.contract --ts | --sample  (prints the file)")
-    sys.stdout.write(GENERATED[flags[sys.argv[1]]]())

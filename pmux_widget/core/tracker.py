@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from . import signals as sig
-from .contract import notification_text
 from .model import (
     ACTION_WINDOW_MS,
     Cause,
@@ -33,6 +32,7 @@ from .model import (
     source_text,
 )
 from .summaries import summarize_tool
+from .wording import notification_text
 
 __all__ = [
     "BOOT_WINDOW_MS",
@@ -181,7 +181,7 @@ class _Builder:
 
 
 def _notification(session: Session) -> Notification:
-    # The rows' own words (core.contract), so a notification says what the row says.
+    # The rows' own words (core.wording), so a notification says what the row says.
     title, body = notification_text(session)
     return Notification(session.session_id, session.state, title, body, session.state_since)
 

@@ -1,0 +1,273 @@
+"""The TypeScript of the kernel ↔ browser contract, generated from :mod:`core.contract`:
+``js/src/contract.gen.ts`` (the types) and ``js/testing/contract-sample.gen.ts`` (a fleet with
+what Python makes of it, for the browser's own tests). ``npm run contract`` writes both;
+tests/test_contract.py fails when a committed file differs from what this generates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from pmux_widget.core.contract import (
+    COUNT_KEYS,
+    SOURCE_LABELS,
+    SOURCE_PREFIXES,
+    ActionMessage,
+    ActionName,
+    ActionResultMessage,
+    BackgroundTaskJSON,
+    Counts,
+    DismissMessage,
+    Env,
+    FrontendMessage,
+    History,
+    HubInfo,
+    InstallHooksMessage,
+    InstallResult,
+    InstallResultMessage,
+    KernelMessage,
+    Mode,
+    NotificationJSON,
+    NotifyMessage,
+    PatchMessage,
+    PeekMessage,
+    PeekResultMessage,
+    Row,
+    SessionJSON,
+    Snapshot,
+    StateName,
+    TmuxJSON,
+    TokensJSON,
+    Traits,
+    TransitionJSON,
+    counts,
+    describe_source,
+    row,
+)
+from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, Tracking
+from pmux_widget.core.wording import (
+    AUTO_COMPACT_AT,
+    CONTEXT_WARN_AT,
+    CONTEXT_WINDOWS,
+    DEFAULT_CONTEXT_WINDOW,
+    context_window,
+)
+
+__all__ = ["GENERATED", "sample", "sample_typescript", "typescript"]
+
+
+# --------------------------------------------------------------------------- TypeScript
+
+#: The types generated, in order (a type is declared before its users, for the reader).
+_TYPES: tuple[tuple[str, Any], ...] = (
+    ("Counts", Counts),
+    ("Tokens", TokensJSON),
+    ("TmuxLocation", TmuxJSON),
+    ("BackgroundTask", BackgroundTaskJSON),
+    ("SessionJSON", SessionJSON),
+    ("Row", Row),
+    ("Snapshot", Snapshot),
+    ("TransitionJSON", TransitionJSON),
+    ("History", History),
+    ("PatchMessage", PatchMessage),
+    ("NotificationPayload", NotificationJSON),
+    ("NotifyMessage", NotifyMessage),
+    ("InstallResult", InstallResult),
+    ("InstallResultMessage", InstallResultMessage),
+    ("HubInfo", HubInfo),
+    ("Env", Env),
+    ("WidgetTraits", Traits),
+    ("ActionResultMessage", ActionResultMessage),
+    ("PeekResultMessage", PeekResultMessage),
+    ("DismissMessage", DismissMessage),
+    ("InstallHooksMessage", InstallHooksMessage),
+    ("ActionMessage", ActionMessage),
+    ("PeekMessage", PeekMessage),
+)
+_UNIONS: tuple[tuple[str, Any], ...] = (
+    ("KernelMessage", KernelMessage),
+    ("FrontendMessage", FrontendMessage),
+)
+_ALIASES: tuple[tuple[str, Any], ...] = (
+    ("State", StateName),
+    ("Mode", Mode),
+    ("ActionName", ActionName),
+)
+
+HEADER = (
+    "// Generated from pmux_widget/core/contract.py (npm run contract): do not edit.\n"
+    "// tests/test_contract.py fails when this file and the Python contract differ.\n"
+)
+
+
+def _ts_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z_$][\w$]*", key) else json.dumps(key)
+
+
+def _ts_type(tp: Any) -> str:
+    for name, known in (*_TYPES, *_UNIONS, *_ALIASES):
+        if tp is known or (get_origin(tp) is Literal and tp == known):
+            return name
+    origin = get_origin(tp)
+    if tp is type(None):
+        return "null"
+    if tp is str:
+        return "string"
+    if tp is bool:
+        return "boolean"
+    if tp in (int, float):
+        return "number"
+    if origin is Literal:
+        return _ts_type_literal(tp)
+    if origin in (Union, types.UnionType):
+        return " | ".join(_ts_type(arg) for arg in get_args(tp))
+    if origin is list:
+        (item,) = get_args(tp)
+        inner = _ts_type(item)
+        return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if origin is dict:
+        key, value = get_args(tp)
+        return f"Record<{_ts_type(key)}, {_ts_type(value)}>"
+    raise TypeError(f"no TypeScript for {tp!r}")
+
+
+def _ts_type_literal(tp: Any) -> str:
+    return " | ".join(json.dumps(arg) for arg in get_args(tp))
+
+
+def _interface(name: str, typed_dict: Any) -> str:
+    hints = get_type_hints(typed_dict)
+    doc = (typed_dict.__doc__ or "").strip()
+    # A TypedDict without its own docstring gets dict's; that is no documentation.
+    doc = " ".join(doc.split()).replace("``", "`")
+    head = f"/** {doc} */\n" if doc and not doc.startswith("dict(") else ""
+    fields = "".join(f"  {_ts_key(key)}: {_ts_type(tp)};\n" for key, tp in hints.items())
+    return f"{head}export interface {name} {{\n{fields}}}\n"
+
+
+def typescript() -> str:
+    """The text of js/src/contract.gen.ts."""
+    parts = [HEADER]
+    for name, alias in _ALIASES:
+        parts.append(f"export type {name} = {_ts_type_literal(alias)};\n")
+    states, count_keys = json.dumps(get_args(StateName)), json.dumps(COUNT_KEYS)
+    parts.append(f"export const STATES: readonly State[] = {states};\n")
+    parts.append(f"export const COUNT_KEYS: readonly (keyof Counts)[] = {count_keys};\n")
+    for name, typed_dict in _TYPES:
+        parts.append(_interface(name, typed_dict))
+    for name, union in _UNIONS:
+        parts.append(f"export type {name} = {' | '.join(_ts_type(a) for a in get_args(union))};\n")
+    labels = json.dumps(dict(SOURCE_LABELS), indent=2, ensure_ascii=False)
+    prefixes = json.dumps(dict(SOURCE_PREFIXES), indent=2, ensure_ascii=False)
+    parts.append(
+        "/** The plain-language why of a state, per exact `source`. */\n"
+        f"export const SOURCE_LABELS: Readonly<Record<string, string>> = {labels};\n"
+    )
+    parts.append(
+        "/** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */\n"
+        f"export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {prefixes};\n"
+    )
+    windows = json.dumps([list(entry) for entry in CONTEXT_WINDOWS])
+    parts.append(
+        "/** The context window by model id: [marker, tokens], first match wins. */\n"
+        f"export const CONTEXT_WINDOWS: readonly (readonly [string, number])[] = {windows};\n"
+        f"export const DEFAULT_CONTEXT_WINDOW = {DEFAULT_CONTEXT_WINDOW};\n"
+    )
+    parts.append(
+        "/** Claude Code compacts on its own near this share of the context window. */\n"
+        f"export const AUTO_COMPACT_AT = {AUTO_COMPACT_AT};\n"
+        "/** From this share of the window on, a row warns that compaction is near. */\n"
+        f"export const CONTEXT_WARN_AT = {CONTEXT_WARN_AT};\n"
+    )
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- a shared sample
+
+_T0 = 1_700_000_000_000
+_SAMPLE_SOURCES = (
+    "",
+    "hook:Stop",
+    "pid:busy",
+    "recovery:hook:Stop",
+    "recovery:process-gone",
+    "recovery:",
+    "hook:Elicitation",
+    "something:new",
+)
+
+
+_SAMPLE_MODELS = (
+    "",
+    "claude-sonnet-4-5-20250929",
+    "claude-sonnet-4-5[1m]",
+    "Sonnet 4.5 (1M context)",
+    "claude-opus-4-1",
+)
+
+
+def sample() -> dict[str, Any]:
+    """A fixed fleet (every state, live and ended) with what Python makes of it: rows, counts
+    and source labels. Written to js/testing/contract-sample.gen.ts, so a vitest can check
+    that the browser counts and labels the same rows the same way."""
+    sessions = [
+        Session(
+            session_id=f"s{i:02d}",
+            state=state,
+            state_since=_T0 + i,
+            cwd=f"/home/dev/p{i % 3}",
+            project=f"p{i % 3}",
+            workspace=f"p{i % 3}",
+            tmux=TmuxLocation("work", str(i), f"%{i}") if i % 2 else None,
+            tokens=Tokens(input=i, output=2 * i),
+            source="hook:Stop",
+            tracking=Tracking(ended=ended),
+        )
+        for i, (state, ended) in enumerate(
+            # a different number of live sessions per state, so a miscount cannot hide
+            [(state, False) for n, state in enumerate(State) for _ in range(n + 1)]
+            + [(state, True) for state in State]
+        )
+    ]
+    return {
+        "rows": [row(s) for s in sessions],
+        "counts": counts(sessions),
+        "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
+        "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
+    }
+
+
+def sample_typescript() -> str:
+    """The text of js/testing/contract-sample.gen.ts."""
+    data = sample()
+    rows = "".join(f"    {json.dumps(r, ensure_ascii=False)},\n" for r in data["rows"])
+    tally = json.dumps(data["counts"])
+    sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
+    windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
+    return (
+        HEADER
+        + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
+        + "type Sample = {\n"
+        + "  rows: Row[];\n  counts: Counts;\n  sources: Record<string, string>;\n"
+        + "  windows: Record<string, number>;\n};\n"
+        + "export const SAMPLE: Sample = {\n"
+        + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
+        + f"  windows: {windows},\n}};\n"
+    )
+
+
+#: The generated files, relative to the repository root, and how to make each.
+GENERATED = {
+    "js/src/contract.gen.ts": typescript,
+    "js/testing/contract-sample.gen.ts": sample_typescript,
+}
+
+if __name__ == "__main__":
+    flags = {"--ts": "js/src/contract.gen.ts", "--sample": "js/testing/contract-sample.gen.ts"}
+    if len(sys.argv) != 2 or sys.argv[1] not in flags:
+        sys.exit("usage: python -m pmux_widget.core.contract_ts --ts | --sample  (prints the file)")
+    sys.stdout.write(GENERATED[flags[sys.argv[1]]]())

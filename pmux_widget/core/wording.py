@@ -1,0 +1,163 @@
+"""What a session does, in the words the widget's rows, the notifications and ``status``
+share: its activity, what it asks (paths relative to its folder, file names never cut), the
+answer of its latest turn only, and how full its context window is. Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pmux_widget.core.model import Session, State
+
+__all__ = [
+    "AUTO_COMPACT_AT",
+    "CONTEXT_WARN_AT",
+    "CONTEXT_WINDOWS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "PATH_LIMIT",
+    "activity",
+    "answer",
+    "asks",
+    "context_window",
+    "notification_text",
+    "relative_paths",
+    "shorten_path",
+]
+
+
+# --------------------------------------------------------------------------- what a session does
+
+#: A path longer than this is shortened in the middle; its file name is always kept.
+PATH_LIMIT = 40
+_PATH = re.compile(r"(?<![\w.:/-])(/[^\s\"'`]+)")
+
+
+def relative_paths(text: str, cwd: str | None) -> str:
+    """``text`` with absolute paths under ``cwd`` made relative to it, and every path longer than
+    :data:`PATH_LIMIT` shortened in the middle (``src/…/pay/payments.py``): the file name is the
+    part a reader needs, so it is never what gets cut."""
+    root = (cwd or "").rstrip("/")
+
+    def one(match: re.Match[str]) -> str:
+        path = match.group(1)
+        if root and path == root:
+            path = "."
+        elif root and path.startswith(root + "/"):
+            path = path[len(root) + 1 :]
+        return shorten_path(path)
+
+    return _PATH.sub(one, text) if "/" in text else text
+
+
+def shorten_path(path: str, limit: int = PATH_LIMIT) -> str:
+    """``path`` cut in the middle to about ``limit`` characters, keeping its first directory and
+    as many of its last parts as fit (the file name always)."""
+    if len(path) <= limit:
+        return path
+    parts = path.split("/")
+    first = 2 if path.startswith("/") else 1
+    head, middle, tail = "/".join(parts[:first]), parts[first:-1], parts[-1]
+    if not middle:
+        return path
+    for part in reversed(middle):
+        if len(head) + len(part) + len(tail) + 4 > limit:
+            break
+        tail = f"{part}/{tail}"
+    return f"{head}/…/{tail}"
+
+
+def activity(session: Session) -> str | None:
+    """The current tool and what it works on, paths relative to the session's folder."""
+    tool, summary = session.current_tool, session.tool_summary
+    if not tool and not summary:
+        return None
+    text = summary or tool or ""
+    if tool and summary and not summary.lower().startswith(tool.lower()):
+        text = f"{tool} {summary}"
+    return relative_paths(text, session.cwd)
+
+
+#: What a tool asks for, in words: ``{}`` is its argument (the summary without the tool name).
+_ASKS: Mapping[str, str] = {
+    "Bash": "asks to run: {}",
+    "Edit": "asks to edit {}",
+    "MultiEdit": "asks to edit {}",
+    "Write": "asks to write {}",
+    "Read": "asks to read {}",
+    "NotebookEdit": "asks to edit {}",
+    "WebFetch": "asks to fetch {}",
+    "WebSearch": "asks to search the web for {}",
+    "Grep": "asks to search for {}",
+    "Glob": "asks to list {}",
+}
+
+
+def asks(session: Session) -> str:
+    """What a needs-input session asks, in full words: the tool with its command or file
+    (relative to the session's folder), else Claude's own words, else that it waits."""
+    tool, summary = session.current_tool, session.tool_summary
+    if tool:
+        arg = summary or ""
+        if arg.lower().startswith(tool.lower()):
+            arg = arg[len(tool) :].strip()
+        if tool == "Bash" and arg.startswith("$ "):
+            arg = arg[2:]
+        arg = relative_paths(arg, session.cwd)
+        if not arg:
+            return f"asks to use {tool}"
+        return _ASKS.get(tool, f"asks to use {tool}: {{}}").format(arg)
+    if session.waiting_for:
+        return relative_paths(session.waiting_for, session.cwd)
+    return "waits for your answer"
+
+
+def answer(session: Session) -> str | None:
+    """The last answer, unless a newer prompt came after it (then it answers an older turn)."""
+    if not session.last_assistant:
+        return None
+    t = session.tracking
+    if t.prompt_at and t.assistant_at and t.assistant_at < t.prompt_at:
+        return None
+    if session.state in (State.BUSY, State.NEEDS_INPUT):
+        return None  # a turn is under way: whatever was said before belongs to the last one
+    return session.last_assistant
+
+
+def notification_text(session: Session) -> tuple[str, str]:
+    """The (title, body) of a desktop notification, in the rows' words (for core.tracker)."""
+    name = session.name
+    if session.state is State.NEEDS_INPUT:
+        return f"{name} needs you", asks(session)
+    if session.error:
+        body = session.error_detail or "the turn ended with an error"
+        return f"{name} stopped: {session.error}", body
+    return f"{name} finished its turn", answer(session) or "ready for review"
+
+
+# --------------------------------------------------------------------------- context window
+
+#: The context window by model id, first match wins: the 1M-context variants are named with
+#: a "[1m]" suffix (or "1M context" in their display name); every current Claude model has
+#: 200k otherwise.
+CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("[1m]", 1_000_000),
+    ("1m context", 1_000_000),
+    ("-1m", 1_000_000),
+)
+DEFAULT_CONTEXT_WINDOW = 200_000
+#: Claude Code compacts on its own when the context reaches about 92-95% of the window; the
+#: lower end is taken, so the warning can come early but never late.
+AUTO_COMPACT_AT = 0.92
+#: The share of the window from which a row warns that compaction is near (about 24k tokens,
+#: one or two turns that read files, before AUTO_COMPACT_AT on a 200k window).
+CONTEXT_WARN_AT = 0.80
+
+
+def context_window(model: str | None) -> int:
+    """The context window (tokens) of ``model``; 200k when unknown."""
+    name = (model or "").lower()
+    for marker, window in CONTEXT_WINDOWS:
+        if marker in name:
+            return window
+    return DEFAULT_CONTEXT_WINDOW
