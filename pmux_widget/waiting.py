@@ -1,0 +1,197 @@
+"""Waiting on sessions from cells: :class:`Wait` (until a session reaches a state) and
+:class:`Ask` (send a prompt, wait for the end of its turn, give the :class:`Answer`).
+
+Both arm a listener on the hub thread and resolve from it; ``await`` them in a notebook, or
+call ``.result()`` to block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+from pmux_widget.claude.transcript import last_answer
+from pmux_widget.core.model import Change, Session, State
+from pmux_widget.runtime.actions import ActionError, act
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
+
+__all__ = ["Answer", "Ask", "Wait"]
+
+
+class Wait:
+    """A pending :func:`wait_for`: ``await`` it, or call :meth:`result` to block."""
+
+    def __init__(
+        self,
+        target: Hub,
+        session_id: str | None,
+        states: frozenset[State],
+        timeout: float | None,
+        since: int = 0,
+    ) -> None:
+        self.session_id = session_id
+        self.states = states
+        self.timeout = timeout
+        self.since = since
+        self._done = threading.Event()
+        self._session: Session | None = None
+        self._waiters: list[Callable[[], object]] = []
+        self._hub = target
+        target.call(self._arm)
+
+    def _matches(self, session: Session) -> bool:
+        if self.session_id is None:
+            who = not session.ended  # "any session": any live one, not the history's
+        else:
+            who = session.session_id == self.session_id
+        return who and session.state in self.states and session.state_since >= self.since
+
+    def _arm(self) -> None:
+        """On the hub thread: check the current state, else listen for the change."""
+        for current in self._hub.fleet.values():
+            if self._matches(current):
+                self._resolve(current)
+                return
+        self._unlisten = self._hub.add_listener(self._on_changes)
+
+    def _on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        for change in changes:
+            if self._matches(change.after):
+                self._unlisten()
+                self._resolve(change.after)
+                return
+
+    def _resolve(self, session: Session) -> None:
+        self._session = session
+        self._done.set()
+        for wake in self._waiters:
+            wake()
+
+    def cancel(self) -> None:
+        unlisten = getattr(self, "_unlisten", None)
+        if unlisten is not None:
+            self._hub.call(unlisten)
+
+    def result(self, timeout: float | None = None) -> Session:
+        """Block until the state is reached; the session as it was then. TimeoutError if not."""
+        limit = self.timeout if timeout is None else timeout
+        if not self._done.wait(limit):
+            self.cancel()
+            raise TimeoutError(self._describe(limit))
+        assert self._session is not None
+        return self._session
+
+    def __await__(self) -> Generator[Any, None, Session]:
+        return self._wait_async().__await__()
+
+    async def _wait_async(self) -> Session:
+        if not self._done.is_set():
+            loop = asyncio.get_running_loop()
+            woken = asyncio.Event()
+            self._waiters.append(lambda: loop.call_soon_threadsafe(woken.set))
+            if not self._done.is_set():
+                try:
+                    await asyncio.wait_for(woken.wait(), self.timeout)
+                except asyncio.TimeoutError:
+                    self.cancel()
+                    raise TimeoutError(self._describe(self.timeout)) from None
+        assert self._session is not None
+        return self._session
+
+    def _describe(self, limit: float | None) -> str:
+        states = "/".join(sorted(s.value for s in self.states))
+        who = self.session_id or "any session"
+        return f"{who} did not reach {states} within {limit} s"
+
+    def __repr__(self) -> str:
+        status = "done" if self._done.is_set() else "waiting"
+        states = sorted(s.value for s in self.states)
+        return f"<Wait {self.session_id or 'any'} → {states}: {status}>"
+
+
+class Answer(str):
+    """What :meth:`Session.ask` gives: the answer's text, plus how the turn ended.
+
+    ``state`` is ``review`` (finished), ``idle`` (interrupted or denied) or ``needs-input``
+    (it waits for permission: the text says for what; ``session.approve()``, then
+    ``await session.ask()`` again). ``session`` is the session as it was then.
+    """
+
+    state: State
+    session: Session
+
+    def __new__(cls, text: str, session: Session) -> Answer:
+        answer = super().__new__(cls, text)
+        answer.state = session.state
+        answer.session = session
+        return answer
+
+    @property
+    def waiting(self) -> bool:
+        """The turn stopped on a dialog: it waits for permission."""
+        return self.state is State.NEEDS_INPUT
+
+
+_TURN_ENDS = frozenset({State.REVIEW, State.IDLE, State.NEEDS_INPUT})
+#: After the Stop hook, the transcript may not hold the answer yet (measured: the hook comes
+#: first): look this long for it, then fall back to the session's clipped snippet.
+_ANSWER_SETTLE_S = 2.0
+
+
+class Ask:
+    """A pending :meth:`Session.ask`: ``await`` it, or call :meth:`result` to block."""
+
+    def __init__(self, target: Hub, session_id: str, text: str | None, timeout: float | None):
+        self._hub = target
+        self.session_id = session_id
+        self.timeout = timeout
+        self.sent_at = now_ms()
+        session = target.fleet.get(session_id)
+        if session is None:
+            raise ActionError(f"no session {session_id}", unknown=True)
+        if text is not None:
+            if session.state is State.BUSY:
+                raise ActionError(
+                    f"{session.name} is busy: ask() waits for the turn it starts, so it needs "
+                    "an idle or finished session (send() queues while busy)"
+                )
+            act(target, session_id, "send", text=text, record=target.record_action)
+        elif session.state is State.NEEDS_INPUT:
+            # (just answered, most likely): the turn goes on once the dialog is left
+            self.sent_at = now_ms()
+        elif session.state is State.BUSY:
+            self.sent_at = session.state_since
+        else:
+            self.sent_at = 0  # the turn has ended: its answer now
+        # The turn started by the prompt ends in a state entered after it was sent.
+        self._wait = Wait(target, session_id, _TURN_ENDS, timeout, since=self.sent_at)
+
+    def result(self, timeout: float | None = None) -> Answer:
+        return self._answer(self._wait.result(timeout))
+
+    def __await__(self) -> Generator[Any, None, Answer]:
+        return self._await().__await__()
+
+    async def _await(self) -> Answer:
+        session = await self._wait
+        return await asyncio.get_running_loop().run_in_executor(None, self._answer, session)
+
+    def _answer(self, session: Session) -> Answer:
+        if session.state is State.NEEDS_INPUT:
+            asked = session.tool_summary or session.current_tool or "a tool"
+            return Answer(f"[waiting for permission: {asked}]", session)
+        text = None
+        if session.transcript_path and session.state is State.REVIEW:
+            deadline = time.monotonic() + _ANSWER_SETTLE_S
+            while text is None and time.monotonic() < deadline:
+                text = last_answer(session.transcript_path, self.sent_at)
+                if text is None:
+                    time.sleep(0.05)
+        return Answer(text or session.last_assistant or "", session)
+
+    def __repr__(self) -> str:
+        return f"<Ask {self.session_id}: {self._wait!r}>"
