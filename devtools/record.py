@@ -64,7 +64,8 @@ from pmux_widget.demo.claude_env import (
     version_key,
     wait_until,
 )
-from pmux_widget.demo.scripted_model import ScriptedModel, system_text
+from pmux_widget.demo.scenario_plans import system_text
+from pmux_widget.demo.scripted_model import ScriptedModel
 
 __all__ = ["SCENARIOS", "Observer", "Run", "main", "record_scenario"]
 

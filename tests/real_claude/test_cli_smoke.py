@@ -19,7 +19,8 @@ from devtools.record import Observer
 from pmux_widget.claude.paths import encode_project_dir
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import ClaudeEnv
-from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
+from pmux_widget.demo.scenario_plans import load_scenarios
+from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
 
