@@ -18,7 +18,8 @@ from typing import Any
 from benchmarks._util import Row, log, percentile, run_alone, temp_homes, wait_until
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
-from pmux_widget.demo.claude_cli import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import ClaudeEnv, CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.actions import act
 from pmux_widget.runtime.hub import Hub

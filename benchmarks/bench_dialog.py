@@ -25,11 +25,11 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 
 from benchmarks._util import Row, log, percentile, run_alone
 from benchmarks.bench_browser import _OBSERVE, _clock_offset_ms
-from pmux_widget.demo.claude_cli import (
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import (
     CLI_VERSIONS,
     ClaudeEnv,
     CliUnavailable,
-    TmuxClaude,
     ensure_cli,
 )
 from pmux_widget.demo.scripted_model import ScriptedModel

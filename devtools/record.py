@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.demo.claude_cli import (
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import (
     CLI_VERSIONS,
     NEWEST,
     OLDEST,
     ClaudeEnv,
-    TmuxClaude,
     auto_mode_default,
     encode_project_dir,
     ensure_cli,
@@ -64,7 +64,8 @@ from pmux_widget.demo.claude_cli import (
     version_key,
     wait_until,
 )
-from pmux_widget.demo.scripted_model import ScriptedModel, system_text
+from pmux_widget.demo.scenario_plans import system_text
+from pmux_widget.demo.scripted_model import ScriptedModel
 
 __all__ = ["SCENARIOS", "Observer", "Run", "main", "record_scenario"]
 

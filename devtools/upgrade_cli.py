@@ -7,7 +7,7 @@ of the monitor is touched. Usage, from a checkout::
     .venv/bin/python -m devtools.upgrade_cli 2.1.340 [--keep-previous] [scenario ...]
 
 1. installs ``@anthropic-ai/claude-code@<version>`` beside the others (:func:`ensure_cli`);
-2. rewrites :data:`CLI_VERSIONS` in ``pmux_widget/demo/claude_cli.py`` (the oldest pin stays,
+2. rewrites :data:`CLI_VERSIONS` in ``pmux_widget/demo/claude_env.py`` (the oldest pin stays,
    the newest becomes ``<version>``);
 3. records every scenario on it into ``tests/fixtures/real/<version>/`` and, unless
    ``--keep-previous``, removes the previous newest pin's fixtures (git keeps them);
@@ -27,20 +27,20 @@ import sys
 from pathlib import Path
 
 from devtools import record
-from pmux_widget.demo.claude_cli import CLI_VERSIONS, ensure_cli, version_key
+from pmux_widget.demo.claude_env import CLI_VERSIONS, ensure_cli, version_key
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI_MODULE = ROOT / "pmux_widget" / "demo" / "claude_cli.py"
+CLI_MODULE = ROOT / "pmux_widget" / "demo" / "claude_env.py"
 FIXTURES = ROOT / "tests" / "fixtures" / "real"
 DOC = ROOT / "docs" / "claude-code-behaviour.md"
 _PIN = re.compile(r"^(CLI_VERSIONS: tuple\[str, \.\.\.\] = )\((.*)\)$", re.M)
 
 
 def repin(source: str, version: str) -> str:
-    """``claude_cli.py``'s text with the newest pin of ``CLI_VERSIONS`` set to ``version``."""
+    """``claude_env.py``'s text with the newest pin of ``CLI_VERSIONS`` set to ``version``."""
     m = _PIN.search(source)
     if m is None:
-        raise ValueError("CLI_VERSIONS = (...) not found in claude_cli.py")
+        raise ValueError("CLI_VERSIONS = (...) not found in claude_env.py")
     pins = re.findall(r'"([^"]+)"', m.group(2))
     pins = [*pins[:-1], version] if len(pins) > 1 else [*pins, version]
     line = m.group(1) + "(" + ", ".join(f'"{p}"' for p in pins) + ")"

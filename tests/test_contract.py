@@ -151,7 +151,9 @@ def test_source_labels_are_plain_words():
 def test_every_source_the_tracker_sets_has_a_label():
     import re
 
-    tracker = (ROOT / "pmux_widget" / "core" / "tracker.py").read_text()
+    core = ROOT / "pmux_widget" / "core"
+    rules = ("tracker", "transitions", "rules_hooks", "rules_files", "rules_process")
+    tracker = "".join((core / f"{name}.py").read_text() for name in rules)
     literal = set(re.findall(r'"((?:pid|poll|process|transcript|user):[a-z-]+)"', tracker))
     assert literal and literal <= c.SOURCE_LABELS.keys(), literal - c.SOURCE_LABELS.keys()
     for event in (

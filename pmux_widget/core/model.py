@@ -2,6 +2,10 @@
 
 Nothing here does I/O or knows the time; these are values. A :class:`Session` is frozen, so a
 snapshot handed to a cell, a subscriber or the widget stays valid while the tracker moves on.
+
+The vocabulary (states, causes, statuses…) lives in ``vocabulary.py`` and the tracker's
+bookkeeping in ``tracking.py``; this module re-exports both, so the rest of the package reads
+its data types from one place.
 """
 
 from __future__ import annotations
@@ -9,8 +13,32 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+from .tracking import Tracking, fast_replace
+from .vocabulary import (
+    ACTION_NAMES,
+    ACTION_WINDOW_MS,
+    ATTENTION_STATES,
+    CAUSES,
+    PID_STATUSES,
+    PRIORITY,
+    SNIPPET_LIMIT,
+    TRANSCRIPT_ENDINGS,
+    ActionName,
+    Cause,
+    HookEvent,
+    PidStatus,
+    State,
+    TranscriptEnding,
+    as_ending,
+    as_pid_status,
+    cause_of,
+    clip,
+    most_urgent,
+    priority_rank,
+    source_text,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -20,8 +48,10 @@ __all__ = [
     "ACTION_WINDOW_MS",
     "ATTENTION_STATES",
     "CAUSES",
+    "JSON_FIELDS",
     "PID_STATUSES",
     "PRIORITY",
+    "SNIPPET_LIMIT",
     "TRANSCRIPT_ENDINGS",
     "ActionName",
     "BackgroundTask",
@@ -40,51 +70,13 @@ __all__ = [
     "as_ending",
     "as_pid_status",
     "cause_of",
+    "clip",
     "count_states",
     "most_urgent",
     "priority_rank",
     "set_session_handler",
     "source_text",
 ]
-
-SNIPPET_LIMIT = 200
-
-
-class State(str, Enum):
-    """The work state of a session. The values are the contract's strings, exactly."""
-
-    IDLE = "idle"
-    BUSY = "busy"
-    NEEDS_INPUT = "needs-input"
-    REVIEW = "review"
-    UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-#: Most urgent first: workspace dots and sorting follow this order.
-PRIORITY: tuple[State, ...] = (
-    State.NEEDS_INPUT,
-    State.REVIEW,
-    State.BUSY,
-    State.UNKNOWN,
-    State.IDLE,
-)
-_RANK = {state: rank for rank, state in enumerate(PRIORITY)}
-
-#: States that count towards the attention number (the bell, the tab title).
-ATTENTION_STATES = frozenset({State.NEEDS_INPUT, State.REVIEW})
-
-
-def priority_rank(state: State) -> int:
-    """0 for the most urgent state; sort by this to put what needs you first."""
-    return _RANK[state]
-
-
-def most_urgent(states: Iterable[State]) -> State:
-    """The highest-priority state among ``states`` (idle when there are none)."""
-    return min(states, key=priority_rank, default=State.IDLE)
 
 
 def count_states(sessions: Iterable[Session]) -> dict[str, int]:
@@ -94,16 +86,6 @@ def count_states(sessions: Iterable[Session]) -> dict[str, int]:
         counts[session.state.value] += 1
     counts["attention"] = counts[State.NEEDS_INPUT.value] + counts[State.REVIEW.value]
     return counts
-
-
-def clip(text: str | None, limit: int = SNIPPET_LIMIT) -> str | None:
-    """Collapse whitespace and cut to ``limit`` characters (with an ellipsis), None if empty."""
-    if text is None:
-        return None
-    flat = " ".join(text.split())
-    if not flat:
-        return None
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,184 +200,6 @@ JSON_FIELDS = (
 )
 
 
-# ---------------------------------------------------------------------------- vocabulary
-# The words signals and the tracker speak, as Literal types: the checker rejects a misspelt
-# status or a comparison that can never hold, and values stay the plain strings of the files
-# and the JSON.
-
-#: A PID file's ``status`` (``shell``: since 2.1.332, a ``!`` shell command runs).
-PidStatus = Literal["busy", "waiting", "idle", "shell"]
-#: How a transcript's last main-thread record ends: ``interrupt`` (an Esc marker), ``clean``
-#: (a finished answer), ``meta`` (a harness record: /clear, /compact…), ``open`` (anything else).
-TranscriptEnding = Literal["interrupt", "clean", "meta", "open"]
-#: The hook events the installer registers, in the contract's order.
-HookEvent = Literal[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "Notification",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "StopFailure",
-    "PreCompact",
-    "PostCompact",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionEnd",
-]
-#: What decided a session's current state. The JSON's ``source`` is the same string, except
-#: for ``hook``, which the JSON spells ``hook:<event name>``.
-Cause = Literal[
-    "hook",
-    "pid:found",
-    "pid:busy",
-    "pid:waiting",
-    "pid:idle",
-    "pid:shell",
-    "transcript:interrupt",
-    "transcript:answer",
-    "process:gone",
-    "poll:stale-busy",
-    "poll:unknown-timeout",
-    "user:dismiss",
-    "restart",
-    "retired",
-    "recovery:process-gone",
-    "recovery:transcript",
-    "recovery:interrupt",
-    "recovery:meta",
-    "recovery:pid:busy",
-    "recovery:pid:waiting",
-    "recovery:pid:idle",
-    "recovery:pid:shell",
-    "wait:background-agent",
-]
-
-#: What a user can do to a session from the widget, the API, the CLI or HTTP.
-ActionName = Literal["approve", "deny", "interrupt", "send"]
-ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
-#: An action is the source of the state it leads to if that state comes within this time.
-ACTION_WINDOW_MS = 30_000
-
-PID_STATUSES: frozenset[PidStatus] = frozenset(get_args(PidStatus))
-TRANSCRIPT_ENDINGS: frozenset[TranscriptEnding] = frozenset(get_args(TranscriptEnding))
-CAUSES: frozenset[Cause] = frozenset(get_args(Cause))
-_PID_STATUS: dict[object, PidStatus] = {s: s for s in PID_STATUSES}
-_ENDING: dict[object, TranscriptEnding] = {e: e for e in TRANSCRIPT_ENDINGS}
-_CAUSE: dict[object, Cause] = {c: c for c in CAUSES}
-
-
-def as_pid_status(value: object) -> PidStatus | None:
-    """``value`` if it is a known PID-file status, else None."""
-    return _PID_STATUS.get(value) if isinstance(value, str) else None
-
-
-def as_ending(value: object) -> TranscriptEnding | None:
-    """``value`` if it is a known transcript ending, else None."""
-    return _ENDING.get(value) if isinstance(value, str) else None
-
-
-def source_text(cause: Cause, event: str | None = None) -> str:
-    """The JSON's ``source`` for ``cause`` (``event``: the hook's name, for ``hook``)."""
-    return f"hook:{event}" if cause == "hook" else cause
-
-
-def cause_of(source: object) -> Cause | None:
-    """Inverse of :func:`source_text` (None for an unknown or empty source)."""
-    if isinstance(source, str) and source.startswith("hook:"):
-        return "hook"
-    return _CAUSE.get(source) if isinstance(source, str) else None
-
-
-# ------------------------------------------------------------------------------ sessions
-
-
-@dataclass(frozen=True)
-class Tracking:
-    """The tracker's bookkeeping for one session: never in the JSON, persisted with it.
-
-    Times are ms epoch event times: they let the tracker order signals that overtake each
-    other on different paths, and decide later signals from earlier ones.
-    """
-
-    #: when this hub first saw the session (the 5 s boot window counts from here)
-    first_seen: int = 0
-    #: event time of the newest signal that decided the state; older signals may not undo it
-    decided_at: int = 0
-    #: what decided the state (the JSON's ``source`` as a value the tracker can branch on)
-    cause: Cause | None = None
-    #: event time of the newest hook; 0 means no hook ever arrived (zero-install mode)
-    last_hook_at: int = 0
-    #: event time of the newest interrupt marker already acted upon
-    interrupt_at: int = 0
-    #: event time of the newest current-tool information
-    tool_at: int = 0
-    #: event time of the newest prompt (UserPromptSubmit): older API errors are stale
-    prompt_at: int = 0
-    #: event time of the newest answer text (a Stop hook's last_assistant_message)
-    assistant_at: int = 0
-    #: event time of the newest sign of work (hook, transcript record, PID-file status)
-    active_at: int = 0
-    #: the PID file's last ``status`` and its ``waitingFor``
-    pid_status: PidStatus | None = None
-    waiting_for: str | None = None
-    #: how the transcript's last main-thread record ends
-    transcript_end: TranscriptEnding | None = None
-    #: event time of the transcript's newest record (what ``transcript_end`` describes)
-    transcript_at: int = 0
-    compacting_since: int = 0
-    #: consecutive process checks that found the Claude process dead
-    gone_checks: int = 0
-    #: the session ended (SessionEnd, process gone, or retired by /clear or a resume)
-    ended: bool = False
-    #: StopFailure's details, or the API error text, shown next to ``error``
-    error_detail: str | None = None
-    #: ids of the sub-agents running now (the session's ``subagents`` is their count)
-    subagent_ids: tuple[str, ...] = ()
-    #: when the session last became busy (the start of the current or last turn)
-    turn_started_at: int = 0
-    #: when the session last entered needs-input (the latest dialog opened)
-    asked_at: int = 0
-    #: the tmux pane id its hooks came from ($TMUX_PANE), before the poller locates it
-    pane: str | None = None
-    #: an earlier session of the same Claude process sent hooks: this one's will come too
-    process_hooked: bool = False
-    #: the last action delivered to this session and when: the state it leads to shows it
-    action: ActionName | None = None
-    action_at: int = 0
-    #: True: an interactive CLI (its PID file says so); False: ``claude -p``, an SDK run or a
-    #: daemon, whose finished turn waits for nobody; None: not known (no PID file seen)
-    interactive: bool | None = None
-
-    @property
-    def hooked(self) -> bool:
-        """True once any hook arrived for this session (or its process): hooks decide."""
-        return self.last_hook_at > 0 or self.process_hooked
-
-    def replace(self, **changes: Unpack[TrackingChanges]) -> Tracking:
-        """A copy with ``changes``; fast for the same reason as :meth:`Session.replace`."""
-        return _fast_replace(self, _TRACKING_FIELDS, changes)
-
-    def to_record(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _TRACKING_FIELDS}
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Tracking:
-        """Read :meth:`to_record`'s keys from ``record``; unknown or missing ones are defaulted.
-
-        Records written before the tracker kept ``cause`` get it from their ``source``."""
-        known = {k: v for k, v in record.items() if k in _TRACKING_FIELDS}
-        known["subagent_ids"] = tuple(str(a) for a in known.get("subagent_ids") or ())
-        known["pid_status"] = as_pid_status(known.get("pid_status"))
-        known["transcript_end"] = as_ending(known.get("transcript_end"))
-        known["cause"] = cause_of(known.get("cause") or record.get("source"))
-        action = known.get("action")
-        known["action"] = next((a for a in ACTION_NAMES if a == action), None)
-        return cls(**known)
-
-
 @dataclass(frozen=True)
 class Session:
     """One Claude Code conversation, keyed by its ``session_id``.
@@ -472,7 +276,7 @@ class Session:
         """A copy with ``changes`` (field names only). The tracker calls this several times per
         signal: a dict merge is ~20x faster than ``dataclasses.replace``, which re-runs
         ``__init__`` over all fields."""
-        return _fast_replace(self, _SESSION_FIELDS, changes)
+        return fast_replace(self, _SESSION_FIELDS, changes)
 
     def dismiss(self) -> None:
         """Mark this finished session as seen: review → idle, through the running hub."""
@@ -551,36 +355,6 @@ class Session:
         return cls(**known, tracking=Tracking.from_record(record))
 
 
-class TrackingChanges(TypedDict, total=False):
-    """The keyword arguments of :meth:`Tracking.replace` (a test keeps it in step)."""
-
-    first_seen: int
-    decided_at: int
-    cause: Cause | None
-    last_hook_at: int
-    interrupt_at: int
-    tool_at: int
-    prompt_at: int
-    assistant_at: int
-    active_at: int
-    pid_status: PidStatus | None
-    waiting_for: str | None
-    transcript_end: TranscriptEnding | None
-    transcript_at: int
-    compacting_since: int
-    gone_checks: int
-    ended: bool
-    error_detail: str | None
-    subagent_ids: tuple[str, ...]
-    turn_started_at: int
-    asked_at: int
-    pane: str | None
-    process_hooked: bool
-    action: ActionName | None
-    action_at: int
-    interactive: bool | None
-
-
 class SessionChanges(TypedDict, total=False):
     """The keyword arguments of :meth:`Session.replace` (a test keeps it in step)."""
 
@@ -612,19 +386,6 @@ class SessionChanges(TypedDict, total=False):
     tracking: Tracking
 
 
-_T = TypeVar("_T", Session, Tracking)
-
-
-def _fast_replace(value: _T, names: frozenset[str], changes: Mapping[str, object]) -> _T:
-    """A copy of a frozen dataclass with ``changes``, by merging ``__dict__``s."""
-    unknown = changes.keys() - names
-    if unknown:
-        raise TypeError(f"{type(value).__name__} has no field(s) {sorted(unknown)}")
-    new = object.__new__(type(value))
-    object.__setattr__(new, "__dict__", {**value.__dict__, **changes})
-    return new
-
-
 class SessionHandler(Protocol):
     """What a session's own methods (dismiss, approve, …) call: installed by the API when its
     hub starts, so that data can ask for its own dismissal without this module depending on
@@ -652,7 +413,6 @@ def _handler() -> SessionHandler:
 
 
 _SESSION_FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
-_TRACKING_FIELDS = frozenset(f.name for f in dataclasses.fields(Tracking))
 _JSON_FIELD_SET = frozenset(JSON_FIELDS)
 
 

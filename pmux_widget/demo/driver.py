@@ -342,7 +342,8 @@ class RealFleet:
     def start(self) -> None:
         import shutil
 
-        from .claude_cli import ClaudeEnv, CliUnavailable, TmuxClaude, ensure_cli
+        from .claude_cli import TmuxClaude
+        from .claude_env import ClaudeEnv, CliUnavailable, ensure_cli
         from .scripted_model import ScriptedModel
 
         if shutil.which("tmux") is None:

@@ -86,6 +86,12 @@ class FleetView:
     def sessions(self) -> list[Session]:
         return list(self.fleet.values())
 
+    @property
+    def store(self) -> None:
+        """No store: the fleet bucket holds each session's current state, not its history
+        (the widget's timeline strips start when the view does)."""
+        return None
+
     def dismiss(self, session_id: str) -> None:
         """Another host's review is dismissed there (an action: not available yet)."""
 

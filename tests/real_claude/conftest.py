@@ -40,12 +40,12 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks as pmux_hooks
-from pmux_widget.demo.claude_cli import (
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import (
     CLI_VERSIONS,
     NEWEST,
     ClaudeEnv,
     CliUnavailable,
-    TmuxClaude,
     ensure_cli,
 )
 from pmux_widget.demo.scripted_model import ScriptedModel

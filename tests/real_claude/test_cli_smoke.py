@@ -17,8 +17,10 @@ import pytest
 
 from devtools.record import Observer
 from pmux_widget.claude.paths import encode_project_dir
-from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude
-from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import ClaudeEnv
+from pmux_widget.demo.scenario_plans import load_scenarios
+from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
 
@@ -207,7 +209,7 @@ def test_dialog_options_are_read_by_label(tmp_path: Path) -> None:
 
 def test_upgrade_cli_repins_only_the_newest() -> None:
     from devtools.upgrade_cli import CLI_MODULE, repin
-    from pmux_widget.demo.claude_cli import OLDEST
+    from pmux_widget.demo.claude_env import OLDEST
 
     source = CLI_MODULE.read_text()
     out = repin(source, "9.9.9")

@@ -20,10 +20,11 @@ from collections.abc import Callable
 
 import pytest
 
-import pmux_widget.demo.claude_cli as cc
+import pmux_widget.demo.claude_env as cc
 from pmux_widget.core.model import Session, State, Tokens
-from pmux_widget.demo.claude_cli import TmuxClaude, read_jsonl
-from pmux_widget.demo.scripted_model import load_scenarios
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import read_jsonl
+from pmux_widget.demo.scenario_plans import load_scenarios
 
 from ..helpers import wait_until
 from .tracking import PidSampler, Seen, Timings, Tracked

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from pmux_widget.demo.scripted_model import ScriptedModel, load_scenarios
+from pmux_widget.demo.scenario_plans import load_scenarios
+from pmux_widget.demo.scripted_model import ScriptedModel
 
 SYSTEM = [
     {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.197;"},

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.core.model import Change, Session
-from pmux_widget.demo.claude_cli import ClaudeEnv, TmuxClaude
+from pmux_widget.demo.claude_cli import TmuxClaude
+from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.hub import Hub
 

@@ -1,0 +1,238 @@
+"""The hook rules: what each Claude Code hook (SessionStart … SessionEnd) does to a session.
+
+Hooks are the richest signal: they decide the state of every session that sends them, and a
+hook older than the state's decision may only move order-free counters (sub-agents).
+"""
+
+from __future__ import annotations
+
+from . import signals as sig
+from .model import Session, State, Tracking, clip, source_text
+from .summaries import summarize_tool
+from .transitions import (
+    StepEdits,
+    because,
+    compaction_over,
+    end,
+    finished,
+    interactive_of,
+    move,
+    named,
+    project_of,
+    retire_others,
+    track,
+)
+
+_NEEDS_INPUT_NOTIFICATIONS = frozenset(
+    # agent_needs_input (2.1.332): auto mode's "can't check actions" dialog, which fires no
+    # PermissionRequest (recorded: tests/fixtures/real/2.1.332/auto_blocked)
+    {"permission_prompt", "worker_permission_prompt", "agent_needs_input"}
+)
+#: A prompt the CLI submits itself when a background task ends (2.1.332), not the user's.
+_TASK_NOTIFICATION = "<task-notification>"
+_SWITCH_SOURCES = frozenset({"startup", "resume", "clear"})
+_KEEP_ID_END_REASONS = frozenset({"clear", "resume"})
+
+
+def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
+    at = signal.at
+    session = step.get(signal.session_id)
+    if session is None:
+        session = Session(
+            session_id=signal.session_id,
+            state=State.IDLE,
+            state_since=at,
+            source=source_text("hook", signal.event_name),
+            tracking=Tracking(first_seen=step.now, cause="hook"),
+        )
+    t = session.tracking
+    stale = at < t.decided_at
+    t = t.replace(last_hook_at=max(t.last_hook_at, at), active_at=max(t.active_at, at))
+    s = session
+    if not stale and not isinstance(signal, sig.SessionEnd):
+        s = s.replace(running=True)  # a hook is proof of life
+        t = t.replace(ended=False, gone_checks=0)
+    if signal.pane:
+        t = t.replace(pane=signal.pane)
+    if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
+        t = t.replace(interactive=interactive_of(signal.entrypoint))
+    s = track(s, t)
+    if signal.cwd:
+        s = s.replace(cwd=signal.cwd)
+    if signal.transcript_path:
+        s = s.replace(transcript_path=signal.transcript_path)
+    s = named(s, signal.project or project_of(signal.cwd))
+    if signal.pid is not None:
+        s = s.replace(pid=signal.pid)
+    if signal.permission_mode and not stale:
+        s = s.replace(permission_mode=signal.permission_mode)
+
+    # A hook that happened before what we already know may only move order-free counters.
+    s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
+    step.put(s)
+    step.notify(s, signal.live)
+
+
+def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
+    # Counted by agent id: compaction fires a SubagentStop that no SubagentStart matched.
+    agent = signal.agent_id
+    running = s.tracking.subagent_ids
+    if isinstance(signal, sig.SubagentStart) and agent and agent not in running:
+        ids = (*running, agent)
+    elif isinstance(signal, sig.SubagentStop) and agent in running:
+        ids = tuple(a for a in running if a != agent)
+    else:
+        return s
+    return s.replace(subagents=len(ids), tracking=s.tracking.replace(subagent_ids=ids))
+
+
+def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
+    at = signal.at
+    event = signal.event_name
+    sub = signal.from_subagent
+
+    if isinstance(signal, sig.SessionStart):
+        if signal.model:
+            s = s.replace(model=signal.model)
+        if signal.source == "compact":  # fired once the compaction is done
+            return compaction_over(s)
+        if signal.source not in _SWITCH_SOURCES:  # mid-turn: nothing moves
+            return s
+        if not sub:
+            pane = signal.pane if signal.source in ("clear", "resume") else None
+            retire_others(step, s.session_id, signal.pid or s.pid, pane, at)
+        s = s.replace(
+            compacting=False,
+            subagents=0,
+            current_tool=None,
+            tool_summary=None,
+            error=None,
+            background_tasks=(),
+            tracking=s.tracking.replace(subagent_ids=()),
+        )
+        return move(s, State.IDLE, "hook", at, event)
+
+    if isinstance(signal, sig.UserPromptSubmit) and _woken_by_task(signal.prompt):
+        # The CLI woke itself for a finished background task: busy again, but it is not the
+        # user's prompt (last_prompt keeps theirs) and no one is notified of a wake-up.
+        s = s.replace(
+            current_tool=None,
+            tool_summary=_task_summary(signal.prompt or ""),
+            tracking=s.tracking.replace(tool_at=at),
+        )
+        return move(s, State.BUSY, "hook", at, event)
+
+    if isinstance(signal, sig.UserPromptSubmit):
+        s = s.replace(
+            last_prompt=clip(signal.prompt) or s.last_prompt,
+            error=None,
+            current_tool=None,
+            tool_summary=None,
+            tracking=s.tracking.replace(error_detail=None, tool_at=at, prompt_at=at),
+        )
+        return move(s, State.BUSY, "hook", at, event)
+
+    if isinstance(signal, sig.PreToolUse):
+        if not sub:
+            s = s.replace(
+                current_tool=signal.tool_name or None,
+                tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
+                tracking=s.tracking.replace(tool_at=at),
+            )
+        if s.state in (State.IDLE, State.UNKNOWN):
+            return move(s, State.BUSY, "hook", at, event)
+        return s
+
+    if isinstance(signal, sig.PermissionRequest):
+        s = s.replace(
+            current_tool=signal.tool_name or None,
+            tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
+            tracking=s.tracking.replace(tool_at=at),
+        )
+        return move(s, State.NEEDS_INPUT, "hook", at, event)
+
+    if isinstance(signal, sig.Notification):
+        # Old CLIs sent no type: then any Notification meant a dialog. A CLI whose PID file
+        # reports statuses types every notification, and says "waiting" itself for a dialog:
+        # an untyped one from it is not a dialog.
+        untyped_dialog = signal.notification_type is None and s.tracking.pid_status is None
+        if untyped_dialog or signal.notification_type in _NEEDS_INPUT_NOTIFICATIONS:
+            if s.state is not State.NEEDS_INPUT and signal.message:
+                s = track(s, s.tracking.replace(waiting_for=clip(signal.message)))
+            return move(s, State.NEEDS_INPUT, "hook", at, event)
+        return s
+
+    if isinstance(signal, sig.PostToolUse):  # also PostToolUseFailure
+        if not sub:
+            s = s.replace(
+                current_tool=None, tool_summary=None, tracking=s.tracking.replace(tool_at=at)
+            )
+        if s.state is State.NEEDS_INPUT:
+            return move(s, State.BUSY, "hook", at, event)
+        return s
+
+    if isinstance(signal, sig.StopFailure):
+        if sub:
+            return s
+        s = compaction_over(s)  # a turn's end is past any compaction in it
+        s = s.replace(
+            error=signal.error or "unknown",
+            current_tool=None,
+            tool_summary=None,
+            subagents=0,
+            tracking=s.tracking.replace(
+                # the "answer" of a failed turn is the error text: shown as the error
+                error_detail=clip(signal.error_details or signal.last_assistant_message),
+                tool_at=at,
+                subagent_ids=(),
+            ),
+        )
+        return move(s, finished(s.tracking), "hook", at, event)
+
+    if isinstance(signal, sig.Stop):
+        if sub:  # a sub-agent's end never ends the parent's turn
+            return s
+        s = compaction_over(s)  # a turn's end is past any compaction in it
+        running = tuple(task for task in signal.background_tasks if task.status == "running")
+        t = s.tracking.replace(tool_at=at)
+        answer = clip(signal.last_assistant_message)
+        if answer:
+            s = s.replace(last_assistant=answer)
+            t = t.replace(assistant_at=at)
+        s = s.replace(current_tool=None, tool_summary=None, background_tasks=running)
+        if any(not task.is_shell for task in running):
+            # Background agents still work (2.1.332: the PID file stays busy and the CLI says
+            # "Waiting for N background agents"): the session does not wait for you yet.
+            s = move(track(s, t), State.BUSY, "hook", at, event)
+            return because(s, "wait:background-agent", None)
+        s = s.replace(subagents=0, tracking=t.replace(subagent_ids=()))
+        return move(s, finished(t), "hook", at, event)
+
+    if isinstance(signal, sig.PreCompact):
+        return s.replace(compacting=True, tracking=s.tracking.replace(compacting_since=at))
+
+    if isinstance(signal, sig.PostCompact):
+        return compaction_over(s)
+
+    if isinstance(signal, sig.SubagentStart | sig.SubagentStop):
+        return _apply_counters(s, signal)
+
+    if isinstance(signal, sig.SessionEnd):
+        if signal.reason in _KEEP_ID_END_REASONS:  # the id is about to change: nothing moves
+            return s
+        s = end(s, "hook", at, event)
+        return move(s, State.IDLE, "hook", at, event)
+
+    return s  # OtherHook: proof of life only
+
+
+def _woken_by_task(prompt: str | None) -> bool:
+    return bool(prompt) and (prompt or "").lstrip().startswith(_TASK_NOTIFICATION)
+
+
+def _task_summary(prompt: str) -> str:
+    """What a ``<task-notification>`` wake-up says: "background agent finished: <summary>"."""
+    start, end = prompt.find("<summary>"), prompt.find("</summary>")
+    summary = prompt[start + len("<summary>") : end].strip() if 0 <= start < end else ""
+    text = f"background agent finished: {summary}" if summary else "background agent finished"
+    return clip(text) or ""

@@ -1,0 +1,135 @@
+"""The process rules: a process gone, the periodic poll (stale busy, unknown timeout,
+compaction timeout), a hub's restart and recovery, locating a session in tmux, and the
+user's dismiss and actions.
+
+Also the timing thresholds these rules use (re-exported by ``tracker``).
+"""
+
+from __future__ import annotations
+
+from . import signals as sig
+from .model import Cause, Session, State
+from .rules_files import PidCause, pid_target
+from .transitions import StepEdits, because, end, move, named, project_of, track
+
+#: A process found gone within this long of the session's start is not believed (boot window).
+BOOT_WINDOW_MS = 5_000
+#: Busy this long with no live Claude process found: the poll returns it to idle.
+STALE_BUSY_MS = 10 * 60_000
+#: Unknown (after a restart) at most this long, then idle.
+UNKNOWN_TIMEOUT_MS = 10 * 60_000
+#: Compacting without a PostCompact for this long: the indicator clears itself.
+COMPACTING_TIMEOUT_MS = 5 * 60_000
+#: A process is declared gone after this many consecutive checks found it dead.
+GONE_CONFIRMATIONS = 2
+
+#: A PID-file decision, as it is called when it settles a hub's restart (recovery).
+_RECOVERED: dict[PidCause, Cause] = {
+    "pid:busy": "recovery:pid:busy",
+    "pid:waiting": "recovery:pid:waiting",
+    "pid:idle": "recovery:pid:idle",
+    "pid:shell": "recovery:pid:shell",
+}
+
+
+def _strike(step: StepEdits, s: Session, cause: Cause, at: int, *, by_pane: bool = False) -> None:
+    """One check found the process dead; the second consecutive one ends the session.
+    ``by_pane``: a session with no pid whose tmux pane no longer runs Claude."""
+    t = s.tracking
+    if (s.pid is None and not by_pane) or t.ended:
+        return  # never identified: only the 10-minute rule (or its pane) may idle it
+    if step.now - t.first_seen < BOOT_WINDOW_MS:
+        return
+    checks = t.gone_checks + 1
+    if checks < GONE_CONFIRMATIONS:
+        step.put(track(s, t.replace(gone_checks=checks)))
+        return
+    step.put(end(s, cause, at))
+
+
+def on_process_gone(step: StepEdits, signal: sig.ProcessGone) -> None:
+    s = step.get(signal.session_id)
+    if s is None or s.pid != signal.pid:
+        return
+    _strike(step, s, "process:gone", signal.at)
+
+
+def on_poll(step: StepEdits, signal: sig.PollTick) -> None:
+    now = step.now
+    for s in step.all():
+        alive = signal.alive.get(s.session_id)
+        if alive is False:
+            _strike(step, s, "process:gone", now)
+        elif s.pid is None and s.session_id in signal.exited:
+            _strike(step, s, "process:gone", now, by_pane=True)
+        elif (alive is True or s.pid is None) and s.tracking.gone_checks:
+            step.put(track(s, s.tracking.replace(gone_checks=0)))  # seen again: not gone
+        s = step.get(s.session_id) or s
+        quiet_for = now - max(s.state_since, s.tracking.active_at)
+        if s.state is State.BUSY and alive is not True and quiet_for > STALE_BUSY_MS:
+            step.put(move(s, State.IDLE, "poll:stale-busy", now))
+        elif s.state is State.UNKNOWN and now - s.state_since > UNKNOWN_TIMEOUT_MS:
+            step.put(move(s, State.IDLE, "poll:unknown-timeout", now))
+        s = step.get(s.session_id) or s
+        if s.compacting and now - s.tracking.compacting_since > COMPACTING_TIMEOUT_MS:
+            step.put(s.replace(compacting=False, tracking=s.tracking.replace(compacting_since=0)))
+
+
+def on_dismiss(step: StepEdits, signal: sig.Dismiss) -> None:
+    s = step.get(signal.session_id)
+    if s is not None and s.state is State.REVIEW:
+        step.put(move(s, State.IDLE, "user:dismiss", max(signal.at, s.tracking.decided_at)))
+
+
+def on_action(step: StepEdits, signal: sig.ActionTaken) -> None:
+    s = step.get(signal.session_id)
+    if s is not None and not s.ended:
+        step.put(track(s, s.tracking.replace(action=signal.action, action_at=signal.at)))
+
+
+def on_restart(step: StepEdits, signal: sig.HubRestart) -> None:
+    for s in signal.sessions:
+        if s.state is State.BUSY:
+            s = because(s.replace(state=State.UNKNOWN, state_since=signal.at), "restart", None)
+        step.put(track(s, s.tracking.replace(gone_checks=0, first_seen=step.now)))
+
+
+def on_recover(step: StepEdits, signal: sig.Recover) -> None:
+    s = step.get(signal.session_id)
+    if s is None or s.state is not State.UNKNOWN:
+        return  # already decided (by a replayed hook), or nothing to verify
+    if signal.process_running is False:
+        step.put(end(s, "recovery:process-gone", signal.at))
+        return
+    if signal.pid_status is not None:
+        s = track(s, s.tracking.replace(pid_status=signal.pid_status))
+        told = s.tracking.replace(transcript_end=signal.transcript_ending)
+        target = pid_target(s.state, told, signal.pid_status)
+        if target is not None:
+            step.put(move(s, target[0], _RECOVERED[target[1]], signal.at))
+            return
+    match signal.transcript_ending:
+        case "clean":
+            step.put(move(s, State.REVIEW, "recovery:transcript", signal.at))
+        # An Esc marker, or a harness record (/clear, /compact): nothing is in flight.
+        case "interrupt":
+            step.put(move(s, State.IDLE, "recovery:interrupt", signal.at))
+        case "meta":
+            step.put(move(s, State.IDLE, "recovery:meta", signal.at))
+
+
+def on_locate(step: StepEdits, signal: sig.Locate) -> None:
+    s = step.get(signal.session_id)
+    if s is None:
+        return
+    s = s.replace(tmux=signal.tmux, ports=tuple(signal.ports))
+    workspace = signal.workspace or (signal.tmux.session if signal.tmux else None) or s.project
+    if workspace:
+        s = s.replace(workspace=workspace)
+    if signal.pid is not None and s.pid is None:
+        s = s.replace(pid=signal.pid)
+    if s.cwd is None and signal.cwd:  # the pane's folder: a fallback, never over a signal's
+        s = s.replace(cwd=signal.cwd)
+        if not s.project:
+            s = named(s, signal.project or project_of(signal.cwd))
+    step.put(s)
