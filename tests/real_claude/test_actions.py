@@ -58,13 +58,25 @@ def _refused_types_nothing(tr: Tracked, sid: str, action: str, **kw: str) -> str
     return refused.value.reason
 
 
-def test_approve_runs_the_tool_and_ends_in_review(tracked_claude: Tracked) -> None:
-    tr = tracked_claude
+def _session(tr: Tracked) -> str:
     sid = tr.tc.session_id()
     assert sid is not None
+    return sid
+
+
+def _at_dialog(tr: Tracked) -> str:
+    """Prompt for a command that needs permission; return the session id once the hub says
+    needs-input and the dialog is on screen."""
+    sid = _session(tr)
     tr.tc.type_prompt("run the command")
     _state(tr, sid, State.NEEDS_INPUT)
     tr.tc.wait_dialog()
+    return sid
+
+
+def test_approve_runs_the_tool_and_ends_in_review(tracked_claude: Tracked) -> None:
+    tr = tracked_claude
+    sid = _at_dialog(tr)
     result = act(tr.hub, sid, "approve", record=tr.hub.record_action)
     assert result.keys in (("1",), ("1", "Enter"), ("Down", "Enter"))
     _state(tr, sid, State.REVIEW)
@@ -76,11 +88,7 @@ def test_approve_runs_the_tool_and_ends_in_review(tracked_claude: Tracked) -> No
 
 def test_deny_runs_nothing_and_is_not_review(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
-    tr.tc.type_prompt("run the command")
-    _state(tr, sid, State.NEEDS_INPUT)
-    tr.tc.wait_dialog()
+    sid = _at_dialog(tr)
     act(tr.hub, sid, "deny")
     _state(tr, sid, State.IDLE)
     tr.tc.wait_for_screen("Interrupted")
@@ -90,11 +98,7 @@ def test_deny_runs_nothing_and_is_not_review(tracked_claude: Tracked) -> None:
 
 def test_a_stale_dialog_is_refused(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
-    tr.tc.type_prompt("run the command")
-    _state(tr, sid, State.NEEDS_INPUT)
-    tr.tc.wait_dialog()
+    sid = _at_dialog(tr)
     reason = _refused_types_nothing(tr, sid, "approve", dialog="0123456789ab")
     assert "dialog changed" in reason
     act(tr.hub, sid, "deny")
@@ -103,8 +107,7 @@ def test_a_stale_dialog_is_refused(tracked_claude: Tracked) -> None:
 
 def test_interrupt_mid_stream_ends_idle(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     tr.tc.type_prompt("stream slowly")
     _state(tr, sid, State.BUSY)
     tr.tc.wait_for_screen("line 2 of the slow answer")
@@ -115,8 +118,7 @@ def test_interrupt_mid_stream_ends_idle(tracked_claude: Tracked) -> None:
 
 def test_send_runs_a_turn_to_review(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     result = act(tr.hub, sid, "send", text="say hi")
     assert result.queued is False
     _state(tr, sid, State.REVIEW)
@@ -125,8 +127,7 @@ def test_send_runs_a_turn_to_review(tracked_claude: Tracked) -> None:
 
 def test_refusals_type_nothing(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     _state(tr, sid, State.IDLE)
     assert "no permission prompt" in _refused_types_nothing(tr, sid, "approve")
     assert "no permission prompt" in _refused_types_nothing(tr, sid, "deny")
@@ -141,8 +142,7 @@ def test_refusals_type_nothing(tracked_claude: Tracked) -> None:
 
 def test_a_shell_left_in_the_pane_after_exit_gets_nothing(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     tr.tc.exit()
     wait_until(lambda: not tr.hub.fleet[sid].running, 30, what="the session to end")
     wait_until(lambda: not tr.tc.alive(), 30, what="the CLI to exit")
@@ -156,8 +156,7 @@ def test_a_shell_left_in_the_pane_after_exit_gets_nothing(tracked_claude: Tracke
 
 def test_ask_returns_the_answer_and_says_when_it_waits(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     answer = Ask(tr.hub, sid, "say hi", timeout=60).result()
     assert answer.state is State.REVIEW
     assert answer == "Hi! I am the scripted model. Nothing to do here."
@@ -171,8 +170,7 @@ def test_ask_returns_the_answer_and_says_when_it_waits(tracked_claude: Tracked) 
 
 def test_cli_and_http_deliver_to_the_real_cli(tracked_claude: Tracked) -> None:
     tr = tracked_claude
-    sid = tr.tc.session_id()
-    assert sid is not None
+    sid = _session(tr)
     env = dict(os.environ, PMUX_WIDGET_HOME=str(tr.hub.home.root))
     sent = subprocess.run(
         [sys.executable, "-m", "pmux_widget", "send", sid[:8], "stream slowly"],
