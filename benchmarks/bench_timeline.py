@@ -82,12 +82,18 @@ def _fill(store: Store, now: int, rng: random.Random, quick: bool) -> int:
         for d in range(n_days):
             changes = []
             for at, state, source in _day(rng, session.state, first_day + d * DAY + 8 * 3600_000):
-                after = session.replace(state=state, state_since=at, source=source, active_at=at)
+                tracking = session.tracking.replace(active_at=at)
+                after = session.replace(
+                    state=state, state_since=at, source=source, tracking=tracking
+                )
                 changes.append(Change(sid, before, after))
                 before = session = after
             last = d == n_days - 1
             if last and (old or k % 4 == 0):  # the old ones, and a quarter of this month's
-                session = session.replace(ended=True, tokens=Tokens(1000, 50_000, 10**6, 10**5))
+                session = session.replace(
+                    tracking=session.tracking.replace(ended=True),
+                    tokens=Tokens(1000, 50_000, 10**6, 10**5),
+                )
                 changes.append(Change(sid, before, session))
             store.apply(changes, now=changes[-1].after.state_since)
             count += sum(1 for c in changes if c.state_changed)
