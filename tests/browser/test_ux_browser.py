@@ -33,6 +33,7 @@ from .test_widget_browser import (
     post_fleet,
     shown,
     wait_bell,
+    widen_right_area,
 )
 
 pytestmark = pytest.mark.browser
@@ -245,21 +246,4 @@ def test_ux_screenshots(lab: LabPage, lab_server: Any) -> None:
 def set_right_width(lab: LabPage, width: int) -> None:
     """Drag the right area's handle until the area is ``width`` px wide."""
     now = lab.page.evaluate(f"() => document.querySelector('{RIGHT}').offsetWidth")
-    box = lab.page.evaluate(
-        """() => {
-          const right = document.querySelector('#jp-right-stack').getBoundingClientRect();
-          const sel = '#jp-main-split-panel > .lm-SplitPanel-handle';
-          const handles = [...document.querySelectorAll(sel)]
-            .map((h) => h.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
-          handles.sort((a, b) => Math.abs(a.right - right.left) - Math.abs(b.right - right.left));
-          const h = handles[0];
-          return h ? {x: h.left + h.width / 2, y: h.top + h.height / 2} : null;
-        }"""
-    )
-    if box is None:
-        return
-    mouse = lab.page.mouse
-    mouse.move(box["x"], box["y"])
-    mouse.down()
-    mouse.move(box["x"] - (width - now), box["y"], steps=5)
-    mouse.up()
+    widen_right_area(lab, width - now)
