@@ -2,9 +2,11 @@
 
 The real CLI (the pinned newest available) runs in a private tmux server against the scripted
 model, watched by a real Hub; each action goes through ``runtime.actions.act`` with every
-check. Latency = from the call to the first sign the CLI reacted: its PID file's status
-changed, or its screen changed after the last key was typed (sampled every few ms by a
-sampler thread). Budget: p95 ≤ 300 ms over 20 actions of each kind (``--quick``: 3).
+check. Latency = from the call to the first sign the CLI reacted to the decisive key (the
+last key the action typed: the digit or Enter of a choice, Esc, the Enter after a prompt):
+its PID file's status changed, or its screen changed from what it showed just before that
+key (both sampled every 10 ms by a sampler thread; key times are recorded by wrapping
+``keys.send_keys``). Budget: p95 ≤ 300 ms over 20 actions of each kind (``--quick``: 3).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.actions import act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.system import keys
 from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
@@ -49,11 +52,11 @@ class Watch:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.samples.append((time.monotonic(), self.tc.screen(), self._status()))
-            time.sleep(0.005)
+            time.sleep(0.01)
 
     def reacted_after(self, t0: float, t_keys: float, timeout: float = 10.0) -> float:
-        """ms from ``t0`` to the first sample after ``t_keys`` (last key typed) whose screen
-        or PID status differs from the one before ``t_keys``."""
+        """ms from ``t0`` to the first sample taken after ``t_keys`` (the decisive key) whose
+        screen or PID status differs from the last one taken before it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             before = [s for s in self.samples if s[0] <= t_keys]
@@ -71,17 +74,55 @@ class Watch:
         self._thread.join(2)
 
 
-def _one(hub: Hub, tc: TmuxClaude, watch: Watch, sid: str, action: str, **kw: Any) -> float:
+class KeyClock:
+    """Wraps ``keys.send_keys`` (what every action types through): the time of each call."""
+
+    def __init__(self) -> None:
+        self.sent: list[float] = []
+        self._real = keys.send_keys
+
+    def __enter__(self) -> KeyClock:
+        real = self._real
+
+        def timed(*args: Any, **kwargs: Any) -> None:
+            self.sent.append(time.monotonic())
+            real(*args, **kwargs)
+
+        keys.send_keys = timed  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        keys.send_keys = self._real  # type: ignore[assignment]
+
+
+def _one(
+    hub: Hub, watch: Watch, clock: KeyClock, sid: str, action: str, **kw: Any
+) -> tuple[float, float]:
+    """(call → the CLI reacted, call → the decisive key: our checks and typing), in ms."""
+    clock.sent.clear()
     t0 = time.monotonic()
     act(hub, sid, action, **kw)
-    t_keys = time.monotonic()
-    # The reaction to the last key can come before act() returns (it waits for nothing after
-    # the last key): look from just before that key, bounded below by the call itself.
-    return watch.reacted_after(t0, max(t0, t_keys - 0.002))
+    if not clock.sent:
+        raise RuntimeError(f"{action} typed nothing")
+    # The CLI can react to the decisive key before act() returns (a digit that answers the
+    # dialog at once is confirmed by watching it go): measure from that key, not the return.
+    return watch.reacted_after(t0, clock.sent[-1]), (clock.sent[-1] - t0) * 1000
 
 
-def _state(hub: Hub, sid: str, state: State, timeout: float = 60.0) -> None:
-    wait_until(lambda: hub.fleet[sid].state is state, timeout, f"{sid[:8]} {state.value}")
+def _state(
+    hub: Hub, sid: str, state: State, tc: TmuxClaude | None = None, timeout: float = 60.0
+) -> None:
+    try:
+        wait_until(lambda: hub.fleet[sid].state is state, timeout, f"{sid[:8]} {state.value}")
+    except TimeoutError:
+        session = hub.fleet.get(sid)
+        log(
+            f"P12: {sid[:8]} is {session.state.value if session else 'gone'}"
+            f" ({session.source if session else ''}), not {state.value}"
+        )
+        if tc is not None:
+            log("P12: the pane shows:\n" + tc.screen())
+        raise
 
 
 def _measure(quick: bool = False) -> list[Row]:
@@ -90,7 +131,12 @@ def _measure(quick: bool = False) -> list[Row]:
         cli = ensure_cli()
     except CliUnavailable as exc:
         return [("P12 action → CLI reacted", f"unavailable: {exc}", "<= 300 ms", False)]
-    samples: dict[str, list[float]] = {"approve": [], "deny": [], "interrupt": [], "send": []}
+    samples: dict[str, list[tuple[float, float]]] = {
+        "approve": [],
+        "deny": [],
+        "interrupt": [],
+        "send": [],
+    }
     with temp_homes("actions") as homes, ScriptedModel() as model:
         pmux_home = PmuxHome(Path(homes.root) / "pmux-actions")
         env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-actions")
@@ -99,37 +145,43 @@ def _measure(quick: bool = False) -> list[Row]:
         hub = make_hub(home=pmux_home.root, claude_home=env.config_dir).start()
         tc = TmuxClaude(env, cli).start(timeout=90)
         watch = Watch(tc)
-        try:
-            sid = wait_until(tc.session_id, 30, "the CLI's PID file")
-            wait_until(lambda: sid in hub.fleet and hub.fleet[sid].running, 30, "the hub")
-            for i in range(n):
-                for answer in ("approve", "deny"):
-                    # A unique tail: the harness waits for the echo of the last 20 characters.
-                    tc.type_prompt(f"run the command ({answer} {i})")
-                    _state(hub, sid, State.NEEDS_INPUT)
-                    tc.wait_dialog()
-                    samples[answer].append(_one(hub, tc, watch, sid, answer))
-                    _state(hub, sid, State.REVIEW if answer == "approve" else State.IDLE)
-                tc.type_prompt(f"stream slowly (round {i})")
-                _state(hub, sid, State.BUSY)
-                tc.wait_for_screen("line 1 of the slow answer")
-                samples["interrupt"].append(_one(hub, tc, watch, sid, "interrupt"))
-                _state(hub, sid, State.IDLE)
-                samples["send"].append(_one(hub, tc, watch, sid, "send", text=f"say hi ({i})"))
-                _state(hub, sid, State.REVIEW)
-                log(f"P12 round {i + 1}/{n}")
-        finally:
-            watch.stop()
-            tc.close()
-            hub.stop()
+        with KeyClock() as clock:
+            try:
+                sid = wait_until(tc.session_id, 30, "the CLI's PID file")
+                wait_until(lambda: sid in hub.fleet and hub.fleet[sid].running, 30, "the hub")
+                for i in range(n):
+                    for answer in ("approve", "deny"):
+                        # A unique tail: the harness waits for the echo of the last 20 characters.
+                        tc.type_prompt(f"run the command ({answer} {i})")
+                        _state(hub, sid, State.NEEDS_INPUT, tc)
+                        tc.wait_dialog()
+                        samples[answer].append(_one(hub, watch, clock, sid, answer))
+                        _state(hub, sid, State.REVIEW if answer == "approve" else State.IDLE, tc)
+                    tc.type_prompt(f"stream slowly (round {i})")
+                    _state(hub, sid, State.BUSY, tc)
+                    # This round's first line, not an earlier round's still on screen (an Esc
+                    # before the first token puts the prompt back in the box: a different case).
+                    tc.wait_for_screen(rf"\(round {i}\)\n(?:.*\n)*?.*line 1 of the slow answer")
+                    samples["interrupt"].append(_one(hub, watch, clock, sid, "interrupt"))
+                    _state(hub, sid, State.IDLE, tc)
+                    samples["send"].append(
+                        _one(hub, watch, clock, sid, "send", text=f"say hi ({i})")
+                    )
+                    _state(hub, sid, State.REVIEW, tc)
+                    log(f"P12 round {i + 1}/{n}")
+            finally:
+                watch.stop()
+                tc.close()
+                hub.stop()
     version = json.dumps(str(cli))
     rows: list[Row] = []
-    for kind, values in samples.items():
-        p95 = percentile(values, 95)
+    for kind, pairs in samples.items():
+        p95 = percentile([total for total, _ in pairs], 95)
+        ours = percentile([mine for _, mine in pairs], 95)
         rows.append(
             (
-                f"P12 {kind} → CLI reacted, p95 ms (n={len(values)})",
-                f"{p95:.1f}",
+                f"P12 {kind} → CLI reacted, p95 ms (n={len(pairs)})",
+                f"{p95:.1f} (checks and typing before the decisive key: {ours:.1f})",
                 f"<= {BUDGET_MS:.0f}",
                 p95 <= BUDGET_MS,
             )

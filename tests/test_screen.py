@@ -18,12 +18,14 @@ def screen(name: str) -> str:
 @pytest.mark.parametrize(
     ("name", "title", "body_has", "yes_keys", "no_keys"),
     [
-        ("2.1.197/bash-dialog.txt", "Bash command", "touch sim-2.txt", ["1"], ["3"]),
-        ("2.1.197/bash-dialog-requires-approval.txt", "Bash command", "curl", ["1"], ["3"]),
-        ("2.1.197/edit-dialog.txt", "Edit file", "notes.txt", ["1"], ["3"]),
-        ("2.1.197/write-dialog.txt", "Create file", "sim-5.md", ["1"], ["3"]),
-        ("2.1.332-manual/bash-dialog.txt", "Bash command", "touch sim-1.txt", ["1"], ["4"]),
-        ("2.1.332-manual/read-dialog.txt", "Read file", "Read(/notes.txt)", ["1"], ["2"]),
+        # "❯ 1. Yes" selected: Enter alone approves; arrows to "No" (a digit acts at once on
+        # 2.1.197 but may only move the selection on 2.1.332: arrows behave the same on both)
+        ("2.1.197/bash-dialog.txt", "Bash command", "touch sim-2.txt", [], ["Down"] * 2),
+        ("2.1.197/bash-dialog-requires-approval.txt", "Bash command", "curl", [], ["Down"] * 2),
+        ("2.1.197/edit-dialog.txt", "Edit file", "notes.txt", [], ["Down"] * 2),
+        ("2.1.197/write-dialog.txt", "Create file", "sim-5.md", [], ["Down"] * 2),
+        ("2.1.332-manual/bash-dialog.txt", "Bash command", "touch sim-1.txt", [], ["Down"] * 3),
+        ("2.1.332-manual/read-dialog.txt", "Read file", "Read(/notes.txt)", [], ["Down"]),
         # auto mode's permission dialog: "❯ No" first, no numbers: arrows, never a bare Enter
         ("2.1.332-auto/permission-no-first.txt", "Bash command", "curl", ["Down"], []),
     ],
@@ -95,3 +97,13 @@ def test_busy_footer_and_prompt_box(name, busy, prompt):
 def test_a_shell_prompt_is_nothing_claude_shows():
     parsed = parse_screen("root@host:~/project# ls\nREADME.md  notes.txt\nroot@host:~/project# \n")
     assert parsed.dialog is None and parsed.busy is False and parsed.prompt_text is None
+
+
+def test_a_digit_only_when_no_selection_is_visible():
+    text = screen("2.1.197/bash-dialog.txt").replace("❯ 1. Yes", "  1. Yes")
+    dialog = parse_screen(text).dialog
+    assert dialog is not None and dialog.selected is None
+    yes, no = dialog.choice("yes"), dialog.choice("no")
+    assert yes is not None and no is not None
+    assert keys_for_choice(dialog, yes) == ["1"]
+    assert keys_for_choice(dialog, no) == ["3"]

@@ -456,6 +456,45 @@ def test_pid_status_ignored_once_hooks_arrived():
     assert run.state is State.REVIEW
 
 
+def test_hooked_busy_pid_idle_without_stop_goes_idle():
+    """Esc before the first token (both CLIs): no hook, no marker, the PID file turns idle."""
+    run = busy_run()
+    run.pid("busy", at=run.now - 850)
+    run.pid("idle", at=run.now + 400)
+    assert run.state is State.IDLE
+    assert run.session.source == "pid:idle"
+    assert run.notifications() == []
+
+
+def test_hooked_busy_pid_idle_before_the_prompt_changes_nothing():
+    run = busy_run()
+    run.pid("idle", at=run.now - 950)  # written before UserPromptSubmit, read late
+    assert run.state is State.BUSY
+
+
+def test_hooked_busy_pid_idle_with_an_answer_this_turn_is_a_lost_stop():
+    run = busy_run()
+    run(s.TranscriptUpdate(at=run.now + 300, session_id=SID, ending="clean"))
+    run.pid("idle", at=run.now + 400)
+    assert run.state is State.REVIEW
+
+
+def test_hooked_busy_pid_idle_with_an_answer_of_an_earlier_turn_goes_idle():
+    run = busy_run()
+    run(s.TranscriptUpdate(at=run.now - 950, session_id=SID, ending="clean"))
+    run.pid("idle", at=run.now + 400)
+    assert run.state is State.IDLE
+
+
+def test_hooked_busy_waiting_for_a_background_agent_ignores_pid_idle():
+    run = busy_run()
+    task = {"id": "a1", "type": "local_agent", "status": "running", "description": "research"}
+    run.hook("Stop", at=run.now + 100, background_tasks=[task])
+    assert run.state is State.BUSY
+    run.pid("idle", at=run.now + 200)
+    assert run.state is State.BUSY
+
+
 @pytest.mark.parametrize(("status", "expected"), [("busy", State.BUSY), ("idle", State.IDLE)])
 def test_pid_status_leaves_waiting_while_needs_input(status, expected):
     run = busy_run()

@@ -96,12 +96,14 @@ def parse_screen(text: str) -> Screen:
 
 
 def keys_for_choice(dialog: Dialog, target: Choice) -> list[str]:
-    """The keys that choose ``target``: its number when it has one (the CLI acts on the digit
-    alone), else arrows from the selected choice. A caller that uses arrows must check the
-    selection moved before it presses Enter (see ``runtime.actions``)."""
-    if target.number is not None:
-        return [str(target.number)]
+    """The keys that move the selection onto ``target``: arrows from the selected choice (none
+    when it is there already); the caller presses Enter once the screen shows the selection on
+    it (see ``runtime.actions``). Arrows never answer by themselves, while a digit answers at
+    once on 2.1.197 and may only move the selection on 2.1.332 — so a digit is used only when
+    no selection is visible."""
     current = dialog.selected
+    if current is None and target.number is not None:
+        return [str(target.number)]
     start = current.index if current is not None else 0
     step = "Down" if target.index > start else "Up"
     return [step] * abs(target.index - start)

@@ -51,6 +51,16 @@ def pid_target(
     return None
 
 
+def _hooked_turn_over(t: Tracking) -> tuple[State, PidCause]:
+    """A hooked session's PID file went idle after its last decision, and no Stop came (the
+    runtime lets hooks settle first). Esc before the first token does this on 2.1.332: the CLI
+    puts the prompt back in the box, writes no marker and fires no hook. Only an answer
+    written during this turn makes it a finished turn whose Stop was lost."""
+    if t.transcript_end == "clean" and t.transcript_at >= t.turn_started_at > 0:
+        return finished(t), "pid:idle"
+    return State.IDLE, "pid:idle"
+
+
 def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
     rec = signal.record
     at = signal.at
@@ -95,6 +105,8 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
             target = State.NEEDS_INPUT, "pid:waiting"  # any dialog, hooked or not
         elif s.state is State.NEEDS_INPUT:  # left waiting: answered (busy) or dismissed
             target = (State.BUSY, "pid:busy") if rec.status == "busy" else (State.IDLE, "pid:idle")
+        elif rec.status == "idle" and s.state is State.BUSY and not s.background_tasks:
+            target = _hooked_turn_over(t)
         if target is not None:
             state, cause = target
             if state is State.NEEDS_INPUT and s.state is not State.NEEDS_INPUT:

@@ -397,6 +397,9 @@ class _MessagesHandler(_BaseHandler):
             "output_tokens": min(1, usage["output_tokens"]),
         }
         try:
+            # Headers out, then nothing yet (a model still thinking): time for an Esc that
+            # comes before the first token.
+            await self._send_nothing_for(float(turn.get("first_delay", 0)))
             await self._send(
                 "message_start",
                 {
@@ -431,6 +434,11 @@ class _MessagesHandler(_BaseHandler):
         except tornado.iostream.StreamClosedError:
             self.record.completed = False  # the client hung up (Esc)
             self.record.finished_at = time.time()
+
+    async def _send_nothing_for(self, seconds: float) -> None:
+        if seconds > 0:
+            await self.flush()
+            await asyncio.sleep(seconds)
 
     async def _stream_block(
         self, index: int, block: Mapping[str, Any], turn: Mapping[str, Any], delay: float

@@ -10,8 +10,10 @@ Keys reach a terminal, so nothing is typed until each check passes, in this orde
    choice (never "Yes, and don't ask again"; the same dialog the caller saw, when it names
    one), the busy footer or a dialog for Esc, an empty prompt box for a prompt.
 A refused action raises :class:`ActionError` with the reason and types nothing. Choices are
-chosen by label: a numbered choice by its digit; an unnumbered one (2.1.332's auto-mode dialog
-lists "No" first) by arrows, and Enter only once the screen shows the selection on it.
+chosen by label (2.1.332's auto-mode dialog lists "No" first): arrows move the selection onto
+the choice, and Enter comes only once the screen shows it there. A digit would be one key less
+but answers at once on 2.1.197 and only moves the selection on 2.1.332 (then a settle, 300 ms,
+to tell which): it is used only when the screen shows no selection.
 
 Runs on the caller's thread (tmux and /proc reads block for milliseconds): never on the hub's.
 """
@@ -251,7 +253,7 @@ def _answer(
         labels = ", ".join(c.label for c in shown.choices)
         raise ActionError(f"{session.name}: the dialog has no plain {answer!r} ({labels})")
     typed = keys_for_choice(shown, target)
-    if target.number is not None:
+    if typed and typed[0].isdigit():
         deciding()
         keys.send_keys(pane, *typed)
         # 2.1.197 acts on the digit alone; 2.1.332 may only move the selection onto it (seen

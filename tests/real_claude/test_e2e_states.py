@@ -495,6 +495,35 @@ def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> No
 
 
 @pytest.mark.all_versions
+def test_escape_before_the_first_token(tracked_claude: Tracked, timings: Timings) -> None:
+    """Esc while the model has sent nothing yet: the CLI puts the prompt back in the box and
+    writes no marker, fires no hook; only its PID file turns idle. The session must not stay
+    busy (it did, for good, before the hooked PID-idle rule)."""
+    tr = tracked_claude
+    tc = tr.tc
+    sid = tc.session_id()
+    assert sid is not None
+    t_enter = submit(tc, "think it over first")
+    reach(
+        tr,
+        timings,
+        sid,
+        State.BUSY,
+        t_enter,
+        "Enter → busy (slow start)",
+        KEY_BUDGET_MS,
+        sources=("hook:UserPromptSubmit",),
+    )
+    tc.wait_status("busy", 10)
+    hooks_before = len(tr.env.hook_events())
+    t_esc, s = interrupt(tr, timings, sid, "Escape", "Esc before the first token", ("pid:idle",))
+    assert tr.env.hook_events()[hooks_before:] == []  # nothing but the PID file tells
+    assert all(a.after.state is not State.REVIEW for a in tr.log.of(sid, t_esc))
+    assert not any(MARKER in str(r.get("message")) for r in tc.transcript())
+    assert s.running
+
+
+@pytest.mark.all_versions
 def test_escape_on_permission_dialog(tracked_claude: Tracked, timings: Timings) -> None:
     tr = tracked_claude
     tc = tr.tc

@@ -21,7 +21,7 @@ from ..protocols import HubView
 from .runner import WATCH_OPTIONS, Runner
 from .transcripts import TranscriptFollower
 
-__all__ = ["GONE_RECHECK_S", "PID_IDLE_SETTLE_S", "PidFileWatcher"]
+__all__ = ["GONE_RECHECK_S", "HOOKED_IDLE_SETTLE_S", "PID_IDLE_SETTLE_S", "PidFileWatcher"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 GONE_RECHECK_S = 1.5
 #: Wait this long after a hookless PID ``idle`` for the transcript to catch up.
 PID_IDLE_SETTLE_S = 0.35
+#: Wait this long after a hooked session's PID ``idle`` while it is busy: its Stop hook (or
+#: the Esc marker) normally lands within it, and then the idle is old news to the tracker.
+HOOKED_IDLE_SETTLE_S = 1.0
 #: While ``sessions/`` does not exist yet (the first Claude ever run here creates it), look
 #: for it this often.
 DIR_RETRY_S = 0.25
@@ -107,14 +110,18 @@ class PidFileWatcher:
         orders by ``statusUpdatedAt``.
         """
         session = self.hub.fleet.get(record.session_id)
-        settle = (
-            record.status == "idle"
-            and session is not None
-            and not session.hooked
-            and session.state in (State.BUSY, State.UNKNOWN, State.NEEDS_INPUT)
-        )
+        settle = 0.0
+        if record.status == "idle" and session is not None:
+            if not session.hooked and session.state in (
+                State.BUSY,
+                State.UNKNOWN,
+                State.NEEDS_INPUT,
+            ):
+                settle = PID_IDLE_SETTLE_S
+            elif session.hooked and session.state is State.BUSY:
+                settle = HOOKED_IDLE_SETTLE_S
         if settle and session is not None:
-            await self.runner.sleep(PID_IDLE_SETTLE_S)
+            await self.runner.sleep(settle)
             path = self.follower.path_of(session, record)
             if path is not None:
                 self.follower.path_owner.setdefault(path, record.session_id)
