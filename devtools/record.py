@@ -1262,6 +1262,15 @@ SEEN_IN_E2E: list[tuple[str, str]] = [
         "The new id appears in the PID file tens of ms before SessionStart(clear); "
         "`test_clear_starts_a_new_session` checks the new session never flashes busy.",
     ),
+    (
+        "Esc before the first token leaves no trace but the PID file.",
+        "On both versions, Esc while the model has sent nothing yet puts the prompt back in "
+        "the prompt box, fires no hook and writes no marker (the transcript ends with the "
+        "prompt); only the PID file turns `idle`, 0.4-1.2 s after the key. A hooked session "
+        "would stay busy for good: a hooked busy session whose PID file says idle after its "
+        "last decision, once hooks had a second to land, goes idle "
+        "(`test_escape_before_the_first_token`, the `slow_start` scenario).",
+    ),
 ]
 
 CONTRADICTIONS: list[tuple[str, str, Callable[[Tls], str | None]]] = [
