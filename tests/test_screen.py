@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.screen import keys_for_choice, parse_screen
+from pmux_widget.claude.screen import keys_for_choice, last_lines, parse_screen
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
 
@@ -107,3 +107,17 @@ def test_a_digit_only_when_no_selection_is_visible():
     assert yes is not None and no is not None
     assert keys_for_choice(dialog, yes) == ["1"]
     assert keys_for_choice(dialog, no) == ["3"]
+
+
+def test_last_lines_skip_the_padding_above_the_prompt_box():
+    padded = "● Hi! I am the scripted model.\n\n✻ Brewed for 0s\n" + "\n" * 16 + "─" * 20 + "\n❯ \n"
+    assert last_lines(padded, 20) == (
+        "● Hi! I am the scripted model.",
+        "",
+        "✻ Brewed for 0s",
+        "",
+        "─" * 20,
+        "❯ ",
+    )
+    assert last_lines(padded, 2) == ("─" * 20, "❯ ")
+    assert last_lines("\n\n", 5) == ()

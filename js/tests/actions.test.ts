@@ -86,6 +86,37 @@ describe("needs-input rows", () => {
     button(row, "deny").click();
     expect(fake.sent).toHaveLength(2);
   });
+
+  it("show the refusal of a click that reached the kernel after the dialog changed", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    button(row, "approve").click(); // in flight while the dialog is answered and a new one opens
+    const again = { ...asking, state_since: T0 + 4_000, asks: "asks to run: make clean", dialog_token: "needs-input:2:$ make clean" };
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ ...asking, state: "idle", state_since: T0 + 3_000 })] });
+    fake.emitCustom({ type: "patch", seq: 3, upsert: [makeRow(again)] });
+    expect(status(row)).toBe("approving… · 1s"); // still on its way
+    fake.emitCustom({
+      type: "action_result",
+      session_id: "a",
+      action: "approve",
+      ok: false,
+      message: "api: the dialog changed since it was shown; look again",
+      queued: false,
+    });
+    expect(q(row, ".pmux-act-note").textContent).toBe("refused: api: the dialog changed since it was shown; look again");
+    expect(status(row)).toBe("needs input · 1s");
+    fake.emitCustom({ type: "patch", seq: 4, upsert: [makeRow({ ...again, state: "busy", state_since: T0 + 4_500 })] });
+    expect(visible(q(row, ".pmux-act-note"))).toBe(false); // until the state moves again
+  });
+
+  it("drop a click answered 'sent' after its state already moved", async () => {
+    const { fake, root } = await show([asking]);
+    const row = rowEl(root, "a");
+    button(row, "approve").click();
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ ...asking, state: "busy", state_since: T0 + 4_500 })] });
+    fake.emitCustom({ type: "action_result", session_id: "a", action: "approve", ok: true, message: "sent", queued: false });
+    expect(status(row)).toBe("busy · 0s");
+  });
 });
 
 describe("other rows", () => {

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Choice", "Dialog", "Screen", "keys_for_choice", "parse_screen"]
+__all__ = ["Choice", "Dialog", "Screen", "keys_for_choice", "last_lines", "parse_screen"]
 
 Answer = Literal["yes", "no"]
 
@@ -93,6 +93,19 @@ def parse_screen(text: str) -> Screen:
         busy=any(_BUSY.search(line) for line in lines[-3:]),
         prompt_text=_prompt_text(lines),
     )
+
+
+def last_lines(text: str, n: int) -> tuple[str, ...]:
+    """The screen's last ``n`` lines worth reading: runs of blank lines collapse to one, and
+    none trail. The CLI pads between its output and the prompt box at the pane's foot (on
+    2.1.332 a dozen lines and more), which would otherwise fill a peek."""
+    rows: list[str] = []
+    for row in text.splitlines():
+        if row.strip() or (rows and rows[-1].strip()):
+            rows.append(row)
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return tuple(rows[-n:]) if n > 0 else ()
 
 
 def keys_for_choice(dialog: Dialog, target: Choice) -> list[str]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from pmux_widget.claude.pidfiles import is_alive, read_pid_file
-from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, parse_screen
+from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, last_lines, parse_screen
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
 from pmux_widget.system import keys
@@ -169,10 +169,7 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
     text = keys.capture(_pane_of(view, session))
-    rows = text.splitlines()
-    while rows and not rows[-1].strip():
-        rows.pop()
-    return Peek(tuple(rows[-lines:]), parse_screen(text).dialog)
+    return Peek(last_lines(text, lines), parse_screen(text).dialog)
 
 
 # ---------------------------------------------------------------------------- checks

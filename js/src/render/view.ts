@@ -232,13 +232,13 @@ export class WidgetView {
     if (event.kind === "reset") {
       for (const [id, click] of this.clicks) {
         const row = store.rows.get(id);
-        if (!row || this.moved(click, row)) this.clicks.delete(id);
+        if (!row || this.over(click, row)) this.clicks.delete(id);
       }
       this.list.reset(store.rows.values(), now);
     } else {
       for (const row of event.upserted) {
         const click = this.clicks.get(row.session_id);
-        if (click && this.moved(click, row)) this.clicks.delete(row.session_id);
+        if (click && this.over(click, row)) this.clicks.delete(row.session_id);
       }
       for (const id of event.removed) {
         this.clicks.delete(id);
@@ -253,8 +253,15 @@ export class WidgetView {
     this.refreshTitle();
   }
 
-  /** A click is over once its session's state moved. The kernel answers every dismiss with
-   * the row, so for a dismiss any row that is no longer in review ends it too. */
+  /** A click is over once its session's state moved — once the kernel answered it: a click
+   * still in flight stays, so that its refusal (a dialog that changed meanwhile) is shown. A
+   * dismiss gets no answer but the row. */
+  private over(click: ActionState & { key: string }, row: Row): boolean {
+    return (click.answered || click.action === "dismiss") && this.moved(click, row);
+  }
+
+  /** The session's state moved since the click. The kernel answers every dismiss with the
+   * row, so for a dismiss any row that is no longer in review ends it too. */
   private moved(click: ActionState & { key: string }, row: Row): boolean {
     if (row.ended || `${row.state}:${row.state_since}` !== click.key) return true;
     return click.action === "dismiss" && row.state !== "review";
@@ -319,8 +326,15 @@ export class WidgetView {
       const click = this.clicks.get(id);
       if (!click || click.action !== answer.action) return;
       click.answered = true;
-      if (answer.ok) click.label = answer.queued ? "queued" : "sent";
-      else click.refused = answer.message || "refused";
+      const row = this.link.store.rows.get(id);
+      if (answer.ok) {
+        click.label = answer.queued ? "queued" : "sent";
+        if (!row || this.moved(click, row)) this.clicks.delete(id); // it moved already
+      } else {
+        click.refused = answer.message || "refused";
+        // shown until the state moves again
+        if (row) click.key = `${row.state}:${row.state_since}`;
+      }
     }
     this.redraw(id);
   }
