@@ -192,9 +192,19 @@ class Observer:
     def __call__(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         now = round(time.monotonic() - self.t0, 2)
         for change in changes:
-            if change.after.state_since < self.since_ms:
+            after = change.after
+            # An idle session that ends keeps its state_since: its end is live when the hook
+            # that ended it was (the backdated history's ends are not).
+            ended_now = (
+                after.ended
+                and not (change.before is not None and change.before.ended)
+                and after.tracking.last_hook_at >= self.since_ms
+            )
+            if ended_now:
+                self.first.setdefault("ended", now)
+            if after.state_since < self.since_ms:
                 continue
-            for name in features(change.after):
+            for name in features(after):
                 self.first.setdefault(name, now)
 
     def missing(self) -> list[str]:
