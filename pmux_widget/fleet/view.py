@@ -5,7 +5,9 @@
 thread, plus ``hosts`` (each host online or not, and its last beat), which the widget sends
 along so the front-end groups by host, then workspace. Rows keep their own workspace and host.
 Listeners hear of each session change and of each host going online or offline (with no
-change then, when only a host moved): a beat alone tells nobody.
+change then, when only a host moved): a beat alone tells nobody. A session another host
+publishes INTO needs-input or review carries a notification, in the words this machine's
+tracker uses, so a fleet widget notifies as a local one does.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.core.model import Change, Session
+from pmux_widget.core.model import Change, Notification, Session, State
+from pmux_widget.core.wording import notification_text
 from pmux_widget.system.home import PmuxHome
 
 from .subscriber import Subscriber
 
-__all__ = ["FleetView", "fleet_session"]
+__all__ = ["FleetView", "fleet_notification", "fleet_session"]
 
 ViewListener = Callable[[list[Change], dict[str, Session]], None]
 
@@ -33,6 +36,17 @@ def fleet_session(data: dict[str, Any], host: str) -> Session:
     """A :class:`Session` from a fleet JSON, with the host it was published under."""
     session = Session.from_record(data)
     return session if session.host == host else session.replace(host=host)
+
+
+def fleet_notification(before: Session | None, after: Session) -> Notification | None:
+    """The notification of a published change that moved a session into needs-input or review
+    (core.tracker notifies the same way for this machine's sessions)."""
+    if after.ended or after.state not in (State.NEEDS_INPUT, State.REVIEW):
+        return None
+    if before is not None and before.state is after.state:
+        return None
+    title, body = notification_text(after)
+    return Notification(after.session_id, after.state, title, body, after.state_since)
 
 
 class FleetView:
@@ -137,7 +151,7 @@ class FleetView:
                 continue
             after = fleet_session(data, host)
             fleet[session_id] = after
-            changes.append(Change(session_id, before, after))
+            changes.append(Change(session_id, before, after, fleet_notification(before, after)))
         self.fleet = fleet
         if changes or hosts_moved:
             for listener in list(self._listeners):
