@@ -507,6 +507,7 @@ def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishe
         )
         note = next(m["notification"] for m in sent if m.get("type") == "notify")
         assert note["state"] == "review"
+        assert note["title"].startswith(f"{names[1]}: ")
         publishers[-1].stop()  # that host says goodbye: the hosts say so, its rows stay
 
         def offline_patch() -> dict[str, Any] | None:
@@ -562,6 +563,8 @@ def test_a_fleet_notification_is_for_entering_needs_input_or_review():
     assert note is not None and (note.session_id, note.state) == ("s", State.REVIEW)
     assert note.title == "api finished its turn"
     assert fleet_notification(None, idle.replace(state=State.NEEDS_INPUT)) is not None
+    on_host = fleet_notification(idle.replace(host="devbox"), review.replace(host="devbox"))
+    assert on_host is not None and on_host.title == "devbox: api finished its turn"
     assert fleet_notification(review, review) is None  # no new state: no second notification
     assert fleet_notification(review, idle) is None
 

@@ -195,7 +195,11 @@ describe("counts, title and bell cover every host", () => {
     ];
     const { root } = await show(rows, { alpha: on(), bravo: off(NOW - 1000) });
     expect(document.title).toBe("(2) Untitled.ipynb - JupyterLab");
-    expect(q(root, ".pmux-bell").textContent).toContain("2");
+    expect(q(root, ".pmux-bell-count").textContent).toBe("2");
+    // the bell's sheet lists both, each naming its host
+    q<HTMLButtonElement>(root, ".pmux-bell").click();
+    const names = [...root.querySelectorAll(".pmux-sheet-item .pmux-name")].map((n) => n.textContent);
+    expect(names).toEqual(["a1 · alpha", "b1 · bravo"]);
   });
 });
 

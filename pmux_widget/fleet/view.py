@@ -40,12 +40,15 @@ def fleet_session(data: dict[str, Any], host: str) -> Session:
 
 def fleet_notification(before: Session | None, after: Session) -> Notification | None:
     """The notification of a published change that moved a session into needs-input or review
-    (core.tracker notifies the same way for this machine's sessions)."""
+    (core.tracker notifies the same way for this machine's sessions), its title led by the
+    host."""
     if after.ended or after.state not in (State.NEEDS_INPUT, State.REVIEW):
         return None
     if before is not None and before.state is after.state:
         return None
     title, body = notification_text(after)
+    if after.host:  # which machine: two hosts may run sessions of the same name
+        title = f"{after.host}: {title}"
     return Notification(after.session_id, after.state, title, body, after.state_since)
 
 
