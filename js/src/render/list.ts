@@ -297,11 +297,6 @@ export class SessionList {
     return this.pointerIn || this.focusIn;
   }
 
-  /** Whether rows are grouped by host first. */
-  get byHost(): boolean {
-    return this.multi;
-  }
-
   /** An order change waits: the header says so (CSS, from data-order-waits). */
   private defer(): void {
     if (this.deferred) return;
