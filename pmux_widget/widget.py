@@ -34,6 +34,7 @@ from pmux_widget.core.contract import (
     ActionResultMessage,
     Env,
     History,
+    HostJSON,
     InstallResult,
     KernelMessage,
     NotificationJSON,
@@ -100,6 +101,7 @@ class StatusWidget(anywidget.AnyWidget):
         self._seq = 0
         self._last_flush = 0.0
         self._flush_scheduled = False
+        self._hosts_sent: dict[str, bool] = {}
         self.patches_sent = 0
         self.bytes_sent = 0
         # The fleet (read on the hub thread: it is the one that changes it) and the env travel
@@ -109,7 +111,15 @@ class StatusWidget(anywidget.AnyWidget):
         rows, live = hub.call(
             lambda: ({sid: row(s) for sid, s in hub.fleet.items()}, counts(hub.fleet.values()))
         )
-        snapshot: Snapshot = {"seq": 0, "sessions": rows, "counts": live, "now": now_ms()}
+        hosts = self._hosts()
+        self._hosts_sent = _online(hosts)
+        snapshot: Snapshot = {
+            "seq": 0,
+            "sessions": rows,
+            "counts": live,
+            "now": now_ms(),
+            "hosts": hosts,
+        }
         kwargs.setdefault("snapshot", snapshot)
         kwargs.setdefault("history", _trait(self._read_history(snapshot["now"] - HISTORY_MS)))
         kwargs.setdefault("env", _trait(self._env()))
@@ -159,8 +169,12 @@ class StatusWidget(anywidget.AnyWidget):
             notes, self._notes = self._notes, []
             self._flush_scheduled = False
             self._last_flush = time.monotonic()
-        if not dirty and not notes:
+        hosts = self._hosts()
+        # Hosts travel when one goes online or offline, not with each beat's last_seen.
+        hosts_moved = _online(hosts) != self._hosts_sent
+        if not dirty and not notes and not hosts_moved:
             return
+        self._hosts_sent = _online(hosts)
         fleet = self._hub.fleet
         rows: dict[str, Row] = dict(self.snapshot.get("sessions", {}))
         upsert: list[Row] = []
@@ -178,16 +192,32 @@ class StatusWidget(anywidget.AnyWidget):
         now = now_ms()
         # In place, without a sync: views read it when they are created (see module doc).
         self._trait_values["snapshot"] = Snapshot(
-            seq=self._seq, sessions=rows, counts=live, now=now
+            seq=self._seq, sessions=rows, counts=live, now=now, hosts=hosts
         )
         if self.comm is None:
             return
         patch = PatchMessage(
-            type="patch", seq=self._seq, upsert=upsert, remove=remove, counts=live, now=now
+            type="patch",
+            seq=self._seq,
+            upsert=upsert,
+            remove=remove,
+            counts=live,
+            now=now,
+            hosts=hosts if hosts_moved else None,
         )
         self._send_message(patch)
         for note in notes:
             self._send_message({"type": "notify", "notification": note})
+
+    def _hosts(self) -> dict[str, HostJSON]:
+        """The fleet's hosts (a fleet view has them); none for this machine's hub."""
+        hosts = getattr(self._hub, "hosts", None)
+        if not isinstance(hosts, Mapping):
+            return {}
+        return {
+            str(name): {"online": bool(h.get("online")), "last_seen": int(h.get("last_seen") or 0)}
+            for name, h in hosts.items()
+        }
 
     def _read_history(self, since: int) -> History:
         """Each session's transitions from ``since`` on (with the one that was current then)."""
@@ -395,6 +425,10 @@ class StatusWidget(anywidget.AnyWidget):
 def _trait(value: Mapping[str, object]) -> dict[str, Any]:
     """A contract value as a traitlets Dict holds it."""
     return dict(value)
+
+
+def _online(hosts: Mapping[str, HostJSON]) -> dict[str, bool]:
+    return {name: h["online"] for name, h in hosts.items()}
 
 
 def _trimmed(history: History, since: int) -> History:

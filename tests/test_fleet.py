@@ -465,6 +465,8 @@ def test_forget_removes_a_host_for_good(broker, hubs, publishers, subscriber, tm
 
 
 def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishers, tmp_path):
+    """Rows carry their real workspace and host; the hosts (online or not) travel with the
+    snapshot, and in a patch when one goes offline (its rows stay, unchanged)."""
     from pmux_widget.fleet.view import FleetView
     from pmux_widget.widget import StatusWidget
 
@@ -477,28 +479,94 @@ def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishe
         assert post_hook(hub.port, hub.token, hook("SessionStart", ids[name], source="startup"))
     with fleet.Subscriber(broker.url).start(timeout=10) as sub:
         wait_until(lambda: all(_session(sub, n, ids[n]) for n in names), 10)
+        wait_until(lambda: all(sub.online(n) for n in names), 10)
         widget = StatusWidget(FleetView(sub))  # type: ignore[arg-type]
         sent: list[dict[str, Any]] = []
         widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
         rows = widget.snapshot["sessions"]
-        assert rows[ids[names[0]]]["workspace"] == f"{names[0]} / api"  # host, then workspace
+        for name in names:
+            assert rows[ids[name]]["workspace"] == "api"  # the real one, no host prefix
+            assert rows[ids[name]]["host"] == name
+            assert widget.snapshot["hosts"][name]["online"] is True
+            assert widget.snapshot["hosts"][name]["last_seen"] > 0
         hub = hubs[-1]
         body = hook("UserPromptSubmit", ids[names[1]], prompt="x")
         assert post_hook(hub.port, hub.token, body) == 204
         wait_until(lambda: any(u["state"] == "busy" for p in sent for u in p.get("upsert", [])))
         patch = next(p for p in sent if p.get("upsert"))
         assert [row["session_id"] for row in patch["upsert"]] == [ids[names[1]]]
-        publishers[-1].stop()  # that host says goodbye: its rows say so, and stay
+        assert patch["hosts"] is None  # no host went online or offline
+        # Another host's session entering review notifies here, as a local one does.
+        assert post_hook(hub.port, hub.token, hook("Stop", ids[names[1]])) == 204
         wait_until(
-            lambda: (
-                widget.snapshot["sessions"][ids[names[1]]]["workspace"]
-                == f"{names[1]} (offline) / api"
-            )
+            lambda: any(
+                m.get("type") == "notify" and m["notification"]["session_id"] == ids[names[1]]
+                for m in sent
+            ),
+            10,
         )
+        note = next(m["notification"] for m in sent if m.get("type") == "notify")
+        assert note["state"] == "review"
+        assert note["title"].startswith(f"{names[1]}: ")
+        publishers[-1].stop()  # that host says goodbye: the hosts say so, its rows stay
+
+        def offline_patch() -> dict[str, Any] | None:
+            return next(
+                (
+                    p
+                    for p in sent
+                    if (p.get("hosts") or {}).get(names[1]) is not None
+                    and not p["hosts"][names[1]]["online"]
+                ),
+                None,
+            )
+
+        wait_until(lambda: offline_patch() is not None, 10)
+        patch = offline_patch()
+        assert patch is not None
+        assert patch["hosts"][names[0]]["online"] is True
+        assert patch["hosts"][names[1]]["last_seen"] > 0
+        assert ids[names[1]] not in patch["remove"]
+        assert widget.snapshot["hosts"][names[1]]["online"] is False
+        kept = widget.snapshot["sessions"][ids[names[1]]]
+        assert (kept["workspace"], kept["host"], kept["state"]) == ("api", names[1], "review")
         widget.close()
 
 
 # ------------------------------------------------------------------------ pure parts
+
+
+def test_a_widget_over_this_machines_hub_has_no_hosts(hubs, tmp_path):
+    """No fleet, no host level: the snapshot's hosts are empty and patches carry none."""
+    from pmux_widget.widget import StatusWidget
+
+    hub = _new_hub(tmp_path, hubs, "local")
+    widget = StatusWidget(hub)
+    sent: list[dict[str, Any]] = []
+    widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    assert widget.snapshot["hosts"] == {}
+    sid = str(uuid.uuid4())
+    assert post_hook(hub.port, hub.token, hook("SessionStart", sid, source="startup")) == 204
+    wait_until(lambda: any(p.get("upsert") for p in sent), 10)
+    patch = next(p for p in sent if p.get("upsert"))
+    assert patch["hosts"] is None
+    assert patch["upsert"][0]["host"] is None
+    widget.close()
+
+
+def test_a_fleet_notification_is_for_entering_needs_input_or_review():
+    from pmux_widget.fleet.view import fleet_notification
+
+    idle = Session(session_id="s", state=State.IDLE, project="api")
+    review = idle.replace(state=State.REVIEW)
+    note = fleet_notification(idle, review)
+    assert note is not None and (note.session_id, note.state) == ("s", State.REVIEW)
+    assert note.title == "api finished its turn"
+    assert fleet_notification(None, idle.replace(state=State.NEEDS_INPUT)) is not None
+    on_host = fleet_notification(idle.replace(host="devbox"), review.replace(host="devbox"))
+    assert on_host is not None and on_host.title == "devbox: api finished its turn"
+    assert fleet_notification(review, review) is None  # no new state: no second notification
+    assert fleet_notification(review, idle) is None
 
 
 def test_published_json_carries_host_and_redacts_text():

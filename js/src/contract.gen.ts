@@ -107,12 +107,19 @@ export interface Row {
   dialog_token: string;
 }
 
-/** The `snapshot` trait: the whole fleet at `seq`; `now` is the kernel's clock (ms). */
+/** A fleet host (DESIGN.md "Fleet"): beating or not, and its last beat (ms epoch, 0: never). `last_seen` is sent when `online` changes, not on every beat: it dates an offline host. */
+export interface Host {
+  online: boolean;
+  last_seen: number;
+}
+
+/** The `snapshot` trait: the whole fleet at `seq`; `now` is the kernel's clock (ms). `hosts`: the fleet's hosts by name; empty for a widget over this machine's hub. */
 export interface Snapshot {
   seq: number;
   sessions: Record<string, Row>;
   counts: Counts;
   now: number;
+  hosts: Record<string, Host>;
 }
 
 /** A session entered `state` at `at` (ms epoch) because of `source`. */
@@ -128,7 +135,7 @@ export interface History {
   sessions: Record<string, TransitionJSON[]>;
 }
 
-/** One coalesced change: the touched rows, the removed ids, the new counts. */
+/** One coalesced change: the touched rows, the removed ids, the new counts; `hosts`: all the fleet's hosts when one went online or offline (or came, or went), else null. */
 export interface PatchMessage {
   type: "patch";
   seq: number;
@@ -136,6 +143,7 @@ export interface PatchMessage {
   remove: string[];
   counts: Counts;
   now: number;
+  hosts: Record<string, Host> | null;
 }
 
 export interface NotificationPayload {

@@ -8,6 +8,7 @@ import { appendTransition, type Transition } from "./timeline";
 import type {
   BackgroundTask,
   Counts,
+  Host,
   PatchInput,
   Row,
   SnapshotInput,
@@ -28,6 +29,8 @@ export class SessionStore {
   seq = Number.NEGATIVE_INFINITY;
   readonly rows = new Map<string, Row>();
   counts: Counts = emptyCounts();
+  /** A fleet's hosts by name (online or not, last beat); empty over this machine's hub. */
+  hosts: Record<string, Host> = {};
   /** browser clock minus kernel clock (ms), from the `now` the kernel stamps on its messages:
    * ages stay right when the kernel runs on another machine (JupyterHub). */
   clockOffset = 0;
@@ -63,6 +66,7 @@ export class SessionStore {
     }
     for (const row of this.rows.values()) this.noteTransition(row);
     this.counts = normalizeCounts(snapshot.counts) ?? countRows(this.rows.values());
+    this.hosts = normalizeHosts(snapshot.hosts) ?? {};
     this.emit({ kind: "reset" });
     return true;
   }
@@ -83,6 +87,8 @@ export class SessionStore {
     const removed: string[] = [];
     for (const id of patch.remove ?? []) if (this.rows.delete(id)) removed.push(id);
     this.counts = normalizeCounts(patch.counts) ?? countRows(this.rows.values());
+    // Hosts come only when one went online or offline (or came, or went): null keeps them.
+    this.hosts = normalizeHosts(patch.hosts) ?? this.hosts;
     this.emit({ kind: "patch", upserted, removed });
     return true;
   }
@@ -153,6 +159,16 @@ function normalizeCounts(raw: unknown): Counts | null {
   for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] = num(source[key]);
   if (source.attention === undefined) counts.attention = counts["needs-input"] + counts.review;
   return counts;
+}
+
+function normalizeHosts(raw: unknown): Record<string, Host> | null {
+  if (!raw || typeof raw !== "object") return null;
+  const hosts: Record<string, Host> = {};
+  for (const [name, h] of Object.entries(raw as Record<string, unknown>)) {
+    const info = (h && typeof h === "object" ? h : {}) as Record<string, unknown>;
+    hosts[name] = { online: info.online !== false, last_seen: num(info.last_seen) };
+  }
+  return hosts;
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);

@@ -37,6 +37,7 @@ __all__ = [
     "Env",
     "FrontendMessage",
     "History",
+    "HostJSON",
     "HubInfo",
     "InstallHooksMessage",
     "InstallResult",
@@ -193,13 +194,23 @@ def row(session: Session, token: str = "") -> Row:
 # --------------------------------------------------------------------------- kernel → browser
 
 
+class HostJSON(TypedDict):
+    """A fleet host (DESIGN.md "Fleet"): beating or not, and its last beat (ms epoch, 0: never).
+    ``last_seen`` is sent when ``online`` changes, not on every beat: it dates an offline host."""
+
+    online: bool
+    last_seen: int
+
+
 class Snapshot(TypedDict):
-    """The ``snapshot`` trait: the whole fleet at ``seq``; ``now`` is the kernel's clock (ms)."""
+    """The ``snapshot`` trait: the whole fleet at ``seq``; ``now`` is the kernel's clock (ms).
+    ``hosts``: the fleet's hosts by name; empty for a widget over this machine's hub."""
 
     seq: int
     sessions: dict[str, Row]
     counts: Counts
     now: int
+    hosts: dict[str, HostJSON]
 
 
 class TransitionJSON(TypedDict):
@@ -222,7 +233,8 @@ class History(TypedDict):
 
 
 class PatchMessage(TypedDict):
-    """One coalesced change: the touched rows, the removed ids, the new counts."""
+    """One coalesced change: the touched rows, the removed ids, the new counts; ``hosts``: all
+    the fleet's hosts when one went online or offline (or came, or went), else null."""
 
     type: Literal["patch"]
     seq: int
@@ -230,6 +242,7 @@ class PatchMessage(TypedDict):
     remove: list[str]
     counts: Counts
     now: int
+    hosts: dict[str, HostJSON] | None
 
 
 class NotificationJSON(TypedDict):

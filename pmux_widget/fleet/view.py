@@ -2,9 +2,12 @@
 
 :class:`FleetView` offers what ``StatusWidget`` reads from a hub — ``fleet`` (sessions by id),
 ``call``, ``add_listener`` (changes, fleet), ``loop`` — fed by a :class:`Subscriber` on its
-thread. Until the front-end groups by host itself, each row's workspace is prefixed with its
-host (``devbox / api``), and ``(offline)`` is added for a host that stopped beating, so the
-widget's grouping by workspace reads as host, then workspace.
+thread, plus ``hosts`` (each host online or not, and its last beat), which the widget sends
+along so the front-end groups by host, then workspace. Rows keep their own workspace and host.
+Listeners hear of each session change and of each host going online or offline (with no
+change then, when only a host moved): a beat alone tells nobody. A session another host
+publishes INTO needs-input or review carries a notification, in the words this machine's
+tracker uses, so a fleet widget notifies as a local one does.
 """
 
 from __future__ import annotations
@@ -18,23 +21,35 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.core.model import Change, Session
+from pmux_widget.core.model import Change, Notification, Session, State
+from pmux_widget.core.wording import notification_text
 from pmux_widget.system.home import PmuxHome
 
 from .subscriber import Subscriber
 
-__all__ = ["FleetView", "fleet_session"]
+__all__ = ["FleetView", "fleet_notification", "fleet_session"]
 
 ViewListener = Callable[[list[Change], dict[str, Session]], None]
 
 
-def fleet_session(data: dict[str, Any], online: bool) -> Session:
-    """A :class:`Session` from a fleet JSON, its workspace labelled with its host."""
+def fleet_session(data: dict[str, Any], host: str) -> Session:
+    """A :class:`Session` from a fleet JSON, with the host it was published under."""
     session = Session.from_record(data)
-    host = str(data.get("host") or "?")
-    label = host if online else f"{host} (offline)"
-    inner = session.workspace or session.project or "?"
-    return session.replace(workspace=f"{label} / {inner}")
+    return session if session.host == host else session.replace(host=host)
+
+
+def fleet_notification(before: Session | None, after: Session) -> Notification | None:
+    """The notification of a published change that moved a session into needs-input or review
+    (core.tracker notifies the same way for this machine's sessions), its title led by the
+    host."""
+    if after.ended or after.state not in (State.NEEDS_INPUT, State.REVIEW):
+        return None
+    if before is not None and before.state is after.state:
+        return None
+    title, body = notification_text(after)
+    if after.host:  # which machine: two hosts may run sessions of the same name
+        title = f"{after.host}: {title}"
+    return Notification(after.session_id, after.state, title, body, after.state_since)
 
 
 class FleetView:
@@ -55,6 +70,7 @@ class FleetView:
         self.fleet: dict[str, Session] = {}
         self._listeners: list[ViewListener] = []
         self._where: dict[str, str] = {}  # session id → host
+        self._online: dict[str, bool] = {}  # host → online, as last told to the listeners
         self._unlisten: Callable[[], None] = self.call(self._load)
 
     @property
@@ -87,6 +103,11 @@ class FleetView:
         return list(self.fleet.values())
 
     @property
+    def hosts(self) -> dict[str, dict[str, Any]]:
+        """``{host: {"online": bool, "last_seen": ms}}``, as ``status --json --fleet`` says."""
+        return self.subscriber.hosts()
+
+    @property
     def store(self) -> None:
         """No store: the fleet bucket holds each session's current state, not its history
         (the widget's timeline strips start when the view does)."""
@@ -97,11 +118,11 @@ class FleetView:
 
     def _load(self) -> Callable[[], None]:
         """Subscriber thread: read everything and listen, with nothing slipping in between."""
-        hosts = self.subscriber.hosts()
+        self._online = {host: h["online"] for host, h in self.subscriber.hosts().items()}
         fleet: dict[str, Session] = {}
         for data in self.subscriber.sessions():
             host = str(data.get("host"))
-            session = fleet_session(data, hosts.get(host, {}).get("online", False))
+            session = fleet_session(data, host)
             fleet[session.session_id] = session
             self._where[session.session_id] = host
         self.fleet = fleet
@@ -112,11 +133,14 @@ class FleetView:
         fleet = dict(self.fleet)
         touched: set[str] = set()
         for host, session_id in changed:
-            if session_id is None:  # the host itself (online or not): all its rows
-                touched |= {sid for sid, h in self._where.items() if h == host}
-            else:
+            if session_id is not None:
                 touched.add(session_id)
                 self._where[session_id] = host
+        # The host itself (a beat, an online flip, gone): its rows do not change; the listeners
+        # hear of a flip, with no change, and read ``hosts``.
+        online = {host: h["online"] for host, h in sub.hosts().items()}
+        hosts_moved = online != self._online
+        self._online = online
         changes = []
         for session_id in sorted(touched):
             host = self._where.get(session_id, "")
@@ -128,11 +152,11 @@ class FleetView:
                 if before is not None:
                     changes.append(Change(session_id, before, before))
                 continue
-            after = fleet_session(data, sub.online(host))
+            after = fleet_session(data, host)
             fleet[session_id] = after
-            changes.append(Change(session_id, before, after))
+            changes.append(Change(session_id, before, after, fleet_notification(before, after)))
         self.fleet = fleet
-        if changes:
+        if changes or hosts_moved:
             for listener in list(self._listeners):
                 listener(changes, fleet)
 

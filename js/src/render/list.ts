@@ -3,7 +3,9 @@
 // Two groupings (remembered per browser, see view.ts): by workspace, under a pinned "Needs you"
 // block that holds every needs-input row, longest-waiting first; or by state (Needs you /
 // Working / Done / Idle). A workspace's header is shown only when it holds two or more
-// sessions: a lone session's row already names it.
+// sessions: a lone session's row already names it. A fleet whose rows come from two hosts or
+// more (or from one that stopped beating) is grouped by host first: a header per host (its
+// dot, its name, "offline" and when it was last seen), and the grouping above inside each.
 //
 // Groups and rows are kept in arrays that mirror the DOM exactly. A changed row is updated in
 // place; if its sort key changed it is taken out of its array and binary-inserted back, and
@@ -11,10 +13,10 @@
 // in the list, nothing is moved (the ✓ one aims at stays put): rows are updated in place, new
 // ones are appended, and the whole order is applied once both have left.
 import { el, insertionIndex, place, reorder, setAttr, setClass, setData, setHidden, text } from "../dom";
-import { plural } from "../format";
+import { formatAge, plural } from "../format";
 import { byCode, byName } from "../order";
 import { emptyCounts, isAttention, mostUrgent, rank } from "../states";
-import type { Row, State } from "../types";
+import type { Host, Row, State } from "../types";
 import { RowView, type RowActions, workspaceOf } from "./row";
 
 export type Grouping = "workspace" | "state";
@@ -76,6 +78,8 @@ export class GroupView {
   constructor(
     readonly name: string,
     private readonly grouping: Grouping,
+    /** the host it is in (the list's only, headless one when there is no host level) */
+    readonly host: HostView,
   ) {
     this.order = grouping === "state" ? STATE_GROUPS.indexOf(name) : name === NEEDS_YOU ? -1 : 0;
     this.el = el("section", "pmux-group");
@@ -87,7 +91,8 @@ export class GroupView {
     this.head.appendChild(el("span", "pmux-group-name", name));
     this.summary = text(this.head.appendChild(el("span", "pmux-group-summary")));
     this.list = this.el.appendChild(el("ul", "pmux-rows"));
-    this.list.setAttribute("aria-label", name === NEEDS_YOU ? "Sessions that need you" : `Sessions: ${name}`);
+    const label = name === NEEDS_YOU ? "Sessions that need you" : `Sessions: ${name}`;
+    this.list.setAttribute("aria-label", host.headed ? `${host.label}: ${label}` : label);
   }
 
   /** A workspace's header earns its space with two sessions or more. */
@@ -116,19 +121,137 @@ export class GroupView {
   }
 }
 
+/** The host a row is grouped under: its machine ("" for this one, unnamed). */
+export function hostOf(row: Row): string {
+  return row.host ?? "";
+}
+
+/** One machine of a fleet: a header (its dot, name, online or not) over its own groups. With a
+ * single host there is no host level: the list's one HostView is headless and its groups go
+ * straight into the list (the look of a widget over this machine's hub). */
+export class HostView {
+  readonly el: HTMLElement;
+  /** where its groups go */
+  readonly groupsEl: HTMLElement;
+  readonly groups = new Map<string, GroupView>();
+  readonly groupOrder: GroupView[] = [];
+  rank = rank("idle");
+  rows = 0;
+  online = true;
+  lastSeen = 0;
+  private readonly tally: Record<State, number> = emptyCounts();
+  private readonly dot: HTMLSpanElement | null = null;
+  private readonly status: Text | null = null;
+  private readonly statusEl: HTMLSpanElement | null = null;
+  private readonly summary: Text | null = null;
+  private dotState: State | null = null;
+  /** `online` as last drawn: a flip moves the host too */
+  private drawnOnline = true;
+
+  /** `container`: the list's element, for the headless host; a headed one makes its own. */
+  constructor(
+    readonly name: string,
+    container: HTMLElement | null,
+  ) {
+    if (container) {
+      this.el = this.groupsEl = container;
+      return;
+    }
+    this.el = el("section", "pmux-host");
+    this.el.setAttribute("data-host", name);
+    const head = this.el.appendChild(el("div", "pmux-host-head"));
+    this.dot = head.appendChild(el("span"));
+    this.dot.setAttribute("aria-hidden", "true");
+    head.appendChild(el("span", "pmux-host-name", this.label));
+    this.statusEl = head.appendChild(el("span", "pmux-host-status"));
+    this.status = text(this.statusEl);
+    this.summary = text(head.appendChild(el("span", "pmux-host-summary")));
+    this.groupsEl = this.el.appendChild(el("div", "pmux-host-groups"));
+  }
+
+  get headed(): boolean {
+    return this.dot !== null;
+  }
+
+  /** The name shown (a row without a host is this machine's). */
+  get label(): string {
+    return this.name || "this machine";
+  }
+
+  count(state: State, delta: number): void {
+    this.tally[state] += delta;
+    this.rows += delta;
+  }
+
+  setInfo(info: Host | undefined): void {
+    this.online = info?.online !== false;
+    this.lastSeen = info?.last_seen ?? 0;
+  }
+
+  /** Refresh the dot, the online line and the summary; true when its sort place changed. */
+  refreshHead(now: number): boolean {
+    if (!this.headed) return false;
+    const state = mostUrgent(this.tally);
+    const before = this.rank;
+    this.rank = rank(state);
+    if (state !== this.dotState) {
+      this.dotState = state;
+      setClass(this.dot!, `pmux-dot pmux-dot--${state} pmux-dot--static`);
+    }
+    setClass(this.el, `pmux-host pmux-host--${state}${this.online ? "" : " pmux-host--offline"}`);
+    this.tick(now);
+    setData(this.summary!, plural(this.rows, "session"));
+    const flipped = this.online !== this.drawnOnline;
+    this.drawnOnline = this.online;
+    return this.rank !== before || flipped;
+  }
+
+  /** The "last seen" age of an offline host. */
+  tick(now: number): void {
+    if (!this.headed) return;
+    setData(this.status!, hostStatus(this.online, this.lastSeen, now));
+    setHidden(this.statusEl!, this.online);
+  }
+}
+
+/** What a host header says of a host that stopped beating ("" while it beats). */
+export function hostStatus(online: boolean, lastSeen: number, now: number): string {
+  if (online) return "";
+  return lastSeen > 0 ? `offline · last seen ${formatAge(lastSeen, now)} ago` : "offline";
+}
+
+/** Beating hosts first (an offline host's states are its last known ones), then by their dot,
+ * then name. */
+function compareHosts(a: HostView, b: HostView): number {
+  return (
+    Number(!a.online) - Number(!b.online) || a.rank - b.rank || byName(a.name, b.name) || byCode(a.name, b.name)
+  );
+}
+
 interface Placed {
   view: RowView;
   group: GroupView;
+  /** the row's host (its group's HostView is the headless one when there is no host level) */
+  host: string;
 }
 
 export class SessionList {
   readonly el: HTMLDivElement;
   private readonly groupsEl: HTMLDivElement;
-  private readonly groups = new Map<string, GroupView>();
-  private readonly groupOrder: GroupView[] = [];
+  /** the host level: on when live rows come from two hosts or more, or from an offline one */
+  private multi = false;
+  /** the headless host of a list without a host level */
+  private single: HostView;
+  private readonly hosts = new Map<string, HostView>();
+  private readonly hostOrder: HostView[] = [];
+  /** live rows per host (whatever the level), to know when the host level is wanted */
+  private readonly rowHosts = new Map<string, number>();
+  private hostInfo: Record<string, Host> = {};
   private readonly live = new Map<string, Placed>();
   readonly ended: EndedSection;
   private grouping: Grouping;
+  /** the latest clock a caller gave (for the hosts' "last seen" between ticks) */
+  private now = 0;
   /** the pointer / the keyboard focus is in the list: nothing moves */
   private pointerIn = false;
   private focusIn = false;
@@ -142,6 +265,7 @@ export class SessionList {
     this.grouping = grouping;
     this.el = el("div", "pmux-list");
     this.groupsEl = this.el.appendChild(el("div", "pmux-groups"));
+    this.single = new HostView("", this.groupsEl);
     this.ended = new EndedSection(actions);
     this.el.appendChild(this.ended.el);
     // Tooltips are written when first wanted (see RowView.wantTitles): one delegated listener.
@@ -196,14 +320,18 @@ export class SessionList {
   setGrouping(grouping: Grouping, now: number): void {
     if (grouping === this.grouping) return;
     this.grouping = grouping;
-    const views = [...this.live.values()].map((p) => p.view);
-    for (const group of this.groupOrder) group.el.remove();
-    this.groups.clear();
-    this.groupOrder.length = 0;
-    this.live.clear();
-    this.deferred = false;
-    setAttr(this.el, "data-order-waits", null);
-    this.build(views.map((v) => v.row), now, new Map(views.map((v) => [v.row.session_id, v])));
+    this.regroup(now);
+  }
+
+  /** The fleet's hosts (online or not, last beat): headers and the host level follow. */
+  setHosts(hosts: Record<string, Host>, now: number): void {
+    this.now = now;
+    this.hostInfo = hosts;
+    for (const host of this.hostOrder) {
+      host.setInfo(hosts[host.name]);
+      this.refreshHost(host);
+    }
+    this.followHostLevel();
   }
 
   rowView(sessionId: string): RowView | undefined {
@@ -213,18 +341,21 @@ export class SessionList {
   /** Show exactly `rows`. The first call builds everything in a DocumentFragment and appends
    * it once; later calls (a newer snapshot) reconcile row by row, keyed by session id. */
   reset(rows: Iterable<Row>, now: number): void {
+    this.now = now;
     const all = [...rows];
-    if (this.live.size === 0 && this.groups.size === 0) {
+    if (this.live.size === 0 && this.single.groups.size === 0 && this.hosts.size === 0) {
       this.build(all.filter((r) => !r.ended), now);
     } else {
       const live = new Set(all.filter((r) => !r.ended).map((r) => r.session_id));
       for (const id of [...this.live.keys()]) if (!live.has(id)) this.removeLive(id);
       for (const row of all) if (!row.ended) this.upsertLive(row, now);
+      this.followHostLevel();
     }
     this.ended.reset(all.filter((r) => r.ended), now);
   }
 
   apply(upserted: readonly Row[], removed: readonly string[], now: number): void {
+    this.now = now;
     for (const id of removed) {
       this.removeLive(id);
       this.ended.remove(id);
@@ -238,6 +369,7 @@ export class SessionList {
         this.upsertLive(row, now);
       }
     }
+    this.followHostLevel();
   }
 
   /** Every row drawn (live, and ended ones once their section was opened). */
@@ -247,86 +379,195 @@ export class SessionList {
   }
 
   tick(now: number): void {
+    this.now = now;
     for (const { view } of this.live.values()) view.tick(now);
+    for (const host of this.hostOrder) host.tick(now);
     this.ended.tick(now);
   }
 
+  /** The host level is wanted when live rows come from two hosts or more, or from a host that
+   * stopped beating (a fleet of one must still say it is offline). */
+  private wantsHosts(): boolean {
+    if (this.rowHosts.size >= 2) return true;
+    for (const host of this.rowHosts.keys()) if (this.hostInfo[host]?.online === false) return true;
+    return false;
+  }
+
+  /** Turn the host level on or off when the rows or hosts call for it (once nothing is held). */
+  private followHostLevel(): void {
+    if (this.wantsHosts() === this.multi) return;
+    if (this.held) this.defer();
+    else this.regroup(this.now);
+  }
+
+  /** Rebuild every group (and host) from the live rows, keeping their row elements. */
+  private regroup(now: number): void {
+    const views = [...this.live.values()].map((p) => p.view);
+    for (const host of this.allHosts()) for (const group of host.groupOrder) group.el.remove();
+    for (const host of this.hostOrder) host.el.remove();
+    this.single = new HostView("", this.groupsEl);
+    this.hosts.clear();
+    this.hostOrder.length = 0;
+    this.live.clear();
+    this.rowHosts.clear();
+    this.deferred = false;
+    setAttr(this.el, "data-order-waits", null);
+    this.build(views.map((v) => v.row), now, new Map(views.map((v) => [v.row.session_id, v])));
+  }
+
+  private allHosts(): readonly HostView[] {
+    return this.multi ? this.hostOrder : [this.single];
+  }
+
   private build(rows: Row[], now: number, views?: Map<string, RowView>): void {
+    for (const row of rows) this.noteHost(hostOf(row), 1);
+    this.multi = this.wantsHosts();
     for (const row of rows) {
-      const group = this.groupFor(groupOf(row, this.grouping), false);
+      const host = hostOf(row);
+      const group = this.groupFor(host, groupOf(row, this.grouping), false);
       const view = views?.get(row.session_id) ?? new RowView(row, now, this.actions);
       group.rows.push(view);
-      group.count(row.state, 1);
-      this.live.set(row.session_id, { view, group });
+      this.countRow(group, row.state, 1);
+      this.live.set(row.session_id, { view, group, host });
     }
     // Groups are still detached here, so filling them costs no document bookkeeping; they
     // reach the (possibly connected) list through one DocumentFragment.
-    for (const group of this.groupOrder) {
-      group.rows.sort(compareRows);
-      group.refreshHead();
-      for (const view of group.rows) group.list.appendChild(view.el);
+    for (const host of this.allHosts()) {
+      for (const group of host.groupOrder) {
+        group.rows.sort(compareRows);
+        group.refreshHead();
+        for (const view of group.rows) group.list.appendChild(view.el);
+      }
+      host.groupOrder.sort(compareGroups);
+      const fragment = document.createDocumentFragment();
+      for (const group of host.groupOrder) fragment.appendChild(group.el);
+      host.groupsEl.appendChild(fragment);
+      host.refreshHead(now);
     }
-    this.groupOrder.sort(compareGroups);
-    const fragment = document.createDocumentFragment();
-    for (const group of this.groupOrder) fragment.appendChild(group.el);
-    this.groupsEl.appendChild(fragment);
+    if (this.multi) {
+      this.hostOrder.sort(compareHosts);
+      const fragment = document.createDocumentFragment();
+      for (const host of this.hostOrder) fragment.appendChild(host.el);
+      this.groupsEl.appendChild(fragment);
+    }
   }
 
   /** Apply the order held while the pointer or focus was in the list: every row to its group,
    * every group and row to its place (moving only what is out of place). */
   private relayout(): void {
+    if (this.wantsHosts() !== this.multi) {
+      this.regroup(this.now);
+      return;
+    }
     this.deferred = false;
     setAttr(this.el, "data-order-waits", null);
     for (const placed of [...this.live.values()]) {
-      if (placed.group.name !== groupOf(placed.view.row, this.grouping)) this.moveToGroup(placed);
+      const row = placed.view.row;
+      if (placed.group.name !== groupOf(row, this.grouping) || placed.host !== hostOf(row)) {
+        this.moveToGroup(placed);
+      }
     }
-    for (const group of this.groupOrder) {
-      group.rows.sort(compareRows);
-      reorder(group.list, group.rows.map((v) => v.el));
-      group.refreshHead();
+    for (const host of this.allHosts()) {
+      for (const group of host.groupOrder) {
+        group.rows.sort(compareRows);
+        reorder(group.list, group.rows.map((v) => v.el));
+        group.refreshHead();
+      }
+      host.groupOrder.sort(compareGroups);
+      reorder(host.groupsEl, host.groupOrder.map((g) => g.el));
+      host.refreshHead(this.now);
     }
-    this.groupOrder.sort(compareGroups);
-    reorder(this.groupsEl, this.groupOrder.map((g) => g.el));
+    if (this.multi) {
+      this.hostOrder.sort(compareHosts);
+      reorder(this.groupsEl, this.hostOrder.map((h) => h.el));
+    }
   }
 
-  private groupFor(name: string, attach: boolean): GroupView {
-    let group = this.groups.get(name);
+  private hostFor(name: string, attach: boolean): HostView {
+    if (!this.multi) return this.single;
+    let host = this.hosts.get(name);
+    if (!host) {
+      host = new HostView(name, null);
+      host.setInfo(this.hostInfo[name]);
+      this.hosts.set(name, host);
+      this.hostOrder.push(host);
+      if (attach) this.placeHost(host);
+    }
+    return host;
+  }
+
+  private groupFor(hostName: string, name: string, attach: boolean): GroupView {
+    const host = this.hostFor(hostName, attach);
+    let group = host.groups.get(name);
     if (!group) {
-      group = new GroupView(name, this.grouping);
-      this.groups.set(name, group);
-      this.groupOrder.push(group);
+      group = new GroupView(name, this.grouping, host);
+      host.groups.set(name, group);
+      host.groupOrder.push(group);
       if (attach) this.placeGroup(group);
     }
     return group;
   }
 
-  private placeGroup(group: GroupView): void {
+  /** Place `item` among its sorted siblings in `parent` (or, while held, leave it be). */
+  private place<T extends { el: HTMLElement }>(
+    item: T,
+    order: T[],
+    parent: HTMLElement,
+    compare: (a: T, b: T) => number,
+  ): void {
     if (this.held) {
       this.defer();
-      if (group.el.parentNode) return; // stays where it is until the pointer leaves
-      // A new group while held goes last: nothing above the pointer moves.
-      this.groupOrder.splice(this.groupOrder.indexOf(group), 1);
-      this.groupOrder.push(group);
-      this.groupsEl.appendChild(group.el);
+      if (item.el.parentNode) return; // stays where it is until the pointer leaves
+      // New while held: it goes last, so nothing above the pointer moves.
+      order.splice(order.indexOf(item), 1);
+      order.push(item);
+      parent.appendChild(item.el);
       return;
     }
-    const index = resort(this.groupOrder, group, compareGroups);
-    place(this.groupsEl, group.el, this.groupOrder[index + 1]?.el ?? null);
+    const index = resort(order, item, compare);
+    place(parent, item.el, order[index + 1]?.el ?? null);
+  }
+
+  private placeGroup(group: GroupView): void {
+    this.place(group, group.host.groupOrder, group.host.groupsEl, compareGroups);
+  }
+
+  private placeHost(host: HostView): void {
+    if (this.multi && host.headed) this.place(host, this.hostOrder, this.groupsEl, compareHosts);
+  }
+
+  /** Refresh a host's header, and move it if its place changed. */
+  private refreshHost(host: HostView): void {
+    if (host.refreshHead(this.now)) this.placeHost(host);
+  }
+
+  private countRow(group: GroupView, state: State, delta: number): void {
+    group.count(state, delta);
+    group.host.count(state, delta);
+  }
+
+  private noteHost(host: string, delta: number): void {
+    const n = (this.rowHosts.get(host) ?? 0) + delta;
+    if (n > 0) this.rowHosts.set(host, n);
+    else this.rowHosts.delete(host);
   }
 
   private upsertLive(row: Row, now: number): void {
     const placed = this.live.get(row.session_id);
+    const host = hostOf(row);
     const key = groupOf(row, this.grouping);
-    if (placed && (placed.group.name === key || this.held)) {
-      if (placed.group.name !== key) this.defer();
+    const same = placed !== undefined && placed.group.name === key && placed.host === host;
+    if (placed && (same || this.held)) {
+      if (!same) this.defer();
       const oldState = placed.view.row.state;
       const moved = placed.view.update(row, now);
       if (oldState !== row.state) {
-        placed.group.count(oldState, -1);
-        placed.group.count(row.state, 1);
+        this.countRow(placed.group, oldState, -1);
+        this.countRow(placed.group, row.state, 1);
       }
       if (moved) this.placeRow(placed.group, placed.view);
       if (placed.group.refreshHead()) this.placeGroup(placed.group);
+      this.refreshHost(placed.group.host);
       return;
     }
     if (placed) {
@@ -334,23 +575,26 @@ export class SessionList {
       // row element.
       this.detach(placed);
       placed.view.update(row, now);
-      this.attach(placed.view, key);
+      this.attach(placed.view, host, key);
       return;
     }
-    this.attach(new RowView(row, now, this.actions), key);
+    this.attach(new RowView(row, now, this.actions), host, key);
   }
 
   private moveToGroup(placed: Placed): void {
     this.detach(placed);
-    this.attach(placed.view, groupOf(placed.view.row, this.grouping));
+    const row = placed.view.row;
+    this.attach(placed.view, hostOf(row), groupOf(row, this.grouping));
   }
 
-  private attach(view: RowView, key: string): void {
-    const group = this.groupFor(key, true);
-    group.count(view.row.state, 1);
-    this.live.set(view.row.session_id, { view, group });
+  private attach(view: RowView, host: string, key: string): void {
+    const group = this.groupFor(host, key, true);
+    this.countRow(group, view.row.state, 1);
+    this.noteHost(host, 1);
+    this.live.set(view.row.session_id, { view, group, host });
     this.placeRow(group, view, true);
     if (group.refreshHead() || !group.el.parentNode) this.placeGroup(group);
+    this.refreshHost(group.host);
   }
 
   private placeRow(group: GroupView, view: RowView, isNew = false): void {
@@ -377,17 +621,27 @@ export class SessionList {
     placed.view.el.remove();
   }
 
-  /** Take a row out of its group (not out of the DOM); drop the group when it empties. */
-  private detach({ view, group }: Placed): void {
+  /** Take a row out of its group (not out of the DOM); drop the group when it empties, and
+   * its host when that empties too. */
+  private detach({ view, group, host: hostName }: Placed): void {
     const at = group.rows.indexOf(view);
     if (at >= 0) group.rows.splice(at, 1);
-    group.count(view.row.state, -1);
+    this.countRow(group, view.row.state, -1);
+    this.noteHost(hostName, -1);
+    const host = group.host;
     if (group.rows.length === 0) {
-      this.groups.delete(group.name);
-      this.groupOrder.splice(this.groupOrder.indexOf(group), 1);
+      host.groups.delete(group.name);
+      host.groupOrder.splice(host.groupOrder.indexOf(group), 1);
       group.el.remove();
     } else if (group.refreshHead()) {
       this.placeGroup(group);
+    }
+    if (host.headed && host.groups.size === 0) {
+      this.hosts.delete(host.name);
+      this.hostOrder.splice(this.hostOrder.indexOf(host), 1);
+      host.el.remove();
+    } else {
+      this.refreshHost(host);
     }
   }
 }

@@ -46,7 +46,8 @@ class SheetItem {
     this.row = row;
     setClass(this.dot, `pmux-dot pmux-dot--${row.state}`);
     setClass(this.el, `pmux-sheet-item pmux-sheet-item--${row.state}`);
-    setData(this.name, row.name);
+    // A fleet's item names its host: two hosts may run sessions of the same name.
+    setData(this.name, row.host ? `${row.name} · ${row.host}` : row.name);
     this.tick(now);
     this.dismiss.update(row, actions);
     const pending = actions.pending(row.session_id);

@@ -7,7 +7,7 @@ import type { Link, Model } from "../link";
 import type { StoreEvent } from "../store";
 import { titleManager } from "../title";
 import type { Answer } from "../link";
-import type { ActionName, Env, FrontendMessage, InstallResult, Row } from "../types";
+import type { ActionName, Env, FrontendMessage, Host, InstallResult, Row } from "../types";
 import type { ActionState } from "./actions";
 import { SidebarTab } from "../sidebar-tab";
 import { GroupingSwitch, storedGrouping } from "./grouping";
@@ -51,6 +51,8 @@ export class WidgetView {
   /** a peek was asked and not answered yet: no second one is queued behind a busy kernel */
   private readonly peekAsked = new Set<string>();
   private installing = false;
+  /** the store's hosts as last given to the list (a new object when they changed) */
+  private shownHosts: Record<string, Host> = {};
   /** env.install_result when Install was clicked: a different object later is the answer */
   private installResultAtClick: InstallResult | null = null;
   private readonly cleanups: (() => void)[] = [];
@@ -115,6 +117,8 @@ export class WidgetView {
     );
 
     const store = link.store;
+    this.shownHosts = store.hosts;
+    this.list.setHosts(store.hosts, this.now());
     this.list.reset(store.rows.values(), this.now());
     this.header.setCounts(store.counts);
     this.refreshInsight();
@@ -229,6 +233,10 @@ export class WidgetView {
   private onStore(event: StoreEvent): void {
     const store = this.link.store;
     const now = this.now();
+    if (store.hosts !== this.shownHosts) {
+      this.shownHosts = store.hosts;
+      this.list.setHosts(store.hosts, now);
+    }
     if (event.kind === "reset") {
       for (const [id, click] of this.clicks) {
         const row = store.rows.get(id);

@@ -1,0 +1,115 @@
+"""The fleet widget in real JupyterLab: ``pmux_widget.show(fleet=URL)`` over two real hubs that
+publish to a real nats-server groups by host, then workspace; a host that says goodbye is shown
+offline with its rows kept and dimmed, and axe-core finds no WCAG 2 A/AA violation in it (the
+dimmed rows included), in the light and the dark theme.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("nats")
+
+from pmux_widget import fleet
+from pmux_widget.runtime.hub import Hub
+
+from ..helpers import post_hook
+from ..nats_server import NatsServer, nats_server_binary
+from .conftest import DARK, LIGHT, LabPage, Workspace
+from .test_ux_browser import axe_violations
+from .test_widget_browser import shown
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.fleet,
+    pytest.mark.skipif(nats_server_binary() is None, reason="nats-server not installed"),
+]
+
+#: host → its sessions: (workspace folder, the hooks each session gets, in order)
+FLEET: dict[str, list[tuple[str, list[str]]]] = {
+    "devbox": [
+        ("api", ["SessionStart", "UserPromptSubmit"]),
+        ("api", ["SessionStart", "UserPromptSubmit", "Stop"]),
+        ("web", ["SessionStart"]),
+    ],
+    "laptop": [
+        ("api", ["SessionStart", "UserPromptSubmit", "Stop"]),
+        ("docs", ["SessionStart"]),
+    ],
+}
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[NatsServer]:
+    server = NatsServer(tmp_path / "nats").start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _hook(event: str, session_id: str, cwd: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "session_id": session_id,
+        "transcript_path": f"/home/dev/.claude/projects/x/{session_id}.jsonl",
+        "cwd": cwd,
+        "hook_event_name": event,
+    }
+    if event == "SessionStart":
+        body["source"] = "startup"
+    if event == "UserPromptSubmit":
+        body["prompt"] = "run the tests"
+    return body
+
+
+def test_the_fleet_widget_groups_by_host_and_dims_an_offline_one_within_aa(
+    lab: LabPage, workspace: Workspace, broker: NatsServer, tmp_path: Path
+) -> None:
+    hubs: list[Hub] = []
+    publishers: dict[str, fleet.Publisher] = {}
+    try:
+        for host, sessions in FLEET.items():
+            hub = Hub(home=tmp_path / host / "pmux", claude_home=tmp_path / host).start()
+            hubs.append(hub)
+            publishers[host] = fleet.start_publisher(hub, broker.url, host=host)
+            for folder, events in sessions:
+                sid = str(uuid.uuid4())
+                for event in events:
+                    body = _hook(event, sid, f"/home/dev/projects/{folder}")
+                    assert post_hook(hub.port, hub.token, body) == 204
+        shown(lab, workspace, f'import pmux_widget; pmux_widget.show(fleet="{broker.url}")')
+        root = lab.root()
+        root.locator('.pmux-host[data-host="laptop"] .pmux-row').nth(1).wait_for()
+        root.locator('.pmux-host[data-host="devbox"] .pmux-row').nth(2).wait_for()
+        # both hosts hold a review (their dot): by name
+        hosts = root.locator(".pmux-host").evaluate_all("(ns) => ns.map((n) => n.dataset.host)")
+        assert hosts == ["devbox", "laptop"]
+        api = '.pmux-host[data-host="devbox"] .pmux-group[data-workspace="api"]'
+        assert root.locator(f"{api} .pmux-group-head").is_visible()  # two sessions: headed
+
+        publishers.pop("laptop").stop()  # says goodbye: offline at once, its rows stay
+        offline = root.locator('.pmux-host--offline[data-host="laptop"]')
+        offline.wait_for()
+        assert "offline · last seen" in offline.locator(".pmux-host-status").inner_text()
+        assert offline.locator(".pmux-row").count() == 2
+
+        lab.root().locator(".pmux-bell").click()
+        lab.root().locator(".pmux-sheet").wait_for(state="visible")
+        found = {"light": axe_violations(lab)}
+        try:
+            lab.set_theme(DARK)
+            found["dark"] = axe_violations(lab)
+        finally:
+            lab.set_theme(LIGHT)
+        assert found == {"light": [], "dark": []}, json.dumps(found, indent=1)
+    finally:
+        for publisher in publishers.values():
+            publisher.stop()
+        for hub in hubs:
+            hub.stop()
