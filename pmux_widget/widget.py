@@ -91,6 +91,7 @@ class StatusWidget(anywidget.AnyWidget):
     desktop_notifications = traitlets.Bool(False).tag(sync=True)
     sidebar_note = traitlets.Unicode("").tag(sync=True)
     mode = traitlets.Unicode("full").tag(sync=True)
+    show_non_interactive = traitlets.Bool(None, allow_none=True).tag(sync=True)
 
     def __init__(self, hub: Hub, **kwargs: Any) -> None:
         self._hub = hub

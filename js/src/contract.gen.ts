@@ -105,6 +105,7 @@ export interface Row {
   asks: string | null;
   answer: string | null;
   dialog_token: string;
+  non_interactive: string | null;
 }
 
 /** The `snapshot` trait: the whole fleet at `seq`; `now` is the kernel's clock (ms). */
@@ -188,6 +189,7 @@ export interface WidgetTraits {
   desktop_notifications: boolean;
   sidebar_note: string;
   mode: Mode;
+  show_non_interactive: boolean | null;
 }
 
 /** The answer to an `action`: delivered (`ok`), or refused with the reason. */

@@ -230,5 +230,6 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     asks,
     answer,
     dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
+    non_interactive: str(r.non_interactive),
   };
 }

@@ -20,6 +20,7 @@ from pmux_widget.core.wording import (
     answer,
     asks,
     context_window,
+    non_interactive,
     notification_text,
 )
 
@@ -158,6 +159,9 @@ class Row(SessionJSON):
     answer: str | None
     #: what an action on this row names (runtime.actions.dialog_token); "" when unknown
     dialog_token: str
+    #: nobody sits at it: how it was started ("claude -p", "SDK", "background"), the row's
+    #: badge; its finished turns are idle, never review. Null: interactive, or not known.
+    non_interactive: str | None
 
 
 def counts(sessions: Iterable[Session]) -> Counts:
@@ -187,6 +191,7 @@ def row(session: Session, token: str = "") -> Row:
         "asks": asks(session) if session.state is State.NEEDS_INPUT else None,
         "answer": shown,
         "dialog_token": token,
+        "non_interactive": non_interactive(session),
     }
 
 
@@ -316,6 +321,9 @@ class Traits(TypedDict):
     desktop_notifications: bool
     sidebar_note: str
     mode: Mode
+    #: rows of sessions nobody sits at (claude -p, SDK): shown, hidden, or null for the
+    #: browser's remembered choice (shown by default)
+    show_non_interactive: bool | None
 
 
 # --------------------------------------------------------------------------- browser → kernel

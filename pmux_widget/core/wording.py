@@ -20,6 +20,7 @@ __all__ = [
     "answer",
     "asks",
     "context_window",
+    "non_interactive",
     "notification_text",
     "relative_paths",
     "shorten_path",
@@ -122,6 +123,21 @@ def answer(session: Session) -> str | None:
     if session.state in (State.BUSY, State.NEEDS_INPUT):
         return None  # a turn is under way: whatever was said before belongs to the last one
     return session.last_assistant
+
+
+def non_interactive(session: Session) -> str | None:
+    """How a session nobody sits at was started, in the words its row's badge shows
+    (``claude -p``, ``SDK``, ``background``); None for an interactive session or when not known.
+    Such a session's finished turn is idle, not review: it waits for nobody."""
+    t = session.tracking
+    if t.interactive is not False:
+        return None
+    entry = t.entrypoint or ""
+    if entry == "sdk-cli":
+        return "claude -p"
+    if entry.startswith("sdk-"):
+        return "SDK"
+    return "background"  # a daemon or its worker (the PID file's kind)
 
 
 def notification_text(session: Session) -> tuple[str, str]:
