@@ -9,6 +9,7 @@ import pytest
 
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
+from pmux_widget.core.model import Session, State, TmuxLocation
 
 from .test_tracker import SID, Run
 
@@ -87,3 +88,49 @@ def api_hub(homes):
     hub = pmux_widget.start()
     yield hub
     pmux_widget.stop()
+
+
+# ------------------------------------------------------- item 6: the pane's title, shown
+
+
+def in_pane(title: str, **fields) -> Session:
+    tmux = TmuxLocation(session="work", window="2", pane="%7", title=title)
+    return Session(session_id=SID, state=State.IDLE, state_since=1, project="shop", tmux=tmux,
+                   **fields)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        ("api server", "api server"),  # the user named the pane (select-pane -T)
+        ("✳ Fix the login redirect", "Fix the login redirect"),  # Claude's topic, idle
+        ("⠂ Fix the login redirect", "Fix the login redirect"),  # the same, while it works
+        ("✳ Claude Code", None),  # Claude before it has a topic
+        ("devbox", None),  # tmux's default: the machine's name
+        ("devbox.example.com", None),
+        ("shop", None),  # repeats the project
+        ("", None),
+    ],
+)
+def test_item6_pane_title_is_shown_when_it_tells_something(title, shown):
+    row = contract.row(in_pane(title), machine="devbox.example.com")
+    assert row["pane_title"] == shown
+    assert row["tmux"] is not None and row["tmux"]["title"] == title  # the raw one stays
+
+
+def test_item6_pane_title_of_a_fleet_session_drops_that_hosts_default():
+    assert (
+        contract.row(in_pane("buildhost", host="buildhost"), machine="devbox")["pane_title"] is None
+    )
+    assert (
+        contract.row(Session(session_id=SID, state=State.IDLE, state_since=1))["pane_title"] is None
+    )
+
+
+def test_item6_the_widget_row_knows_this_machines_name(api_hub):
+    import socket
+
+    from pmux_widget.widget import row
+
+    assert row(in_pane(socket.gethostname()))["pane_title"] is None
+    assert row(in_pane("✳ Refactor payments"))["pane_title"] == "Refactor payments"

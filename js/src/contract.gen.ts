@@ -106,6 +106,7 @@ export interface Row {
   answer: string | null;
   dialog_token: string;
   non_interactive: string | null;
+  pane_title: string | null;
 }
 
 /** The `snapshot` trait: the whole fleet at `seq`; `now` is the kernel's clock (ms). */

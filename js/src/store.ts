@@ -231,5 +231,6 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     answer,
     dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
     non_interactive: str(r.non_interactive),
+    pane_title: str(r.pane_title),
   };
 }

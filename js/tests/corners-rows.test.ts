@@ -77,3 +77,23 @@ describe("item 5: claude -p and SDK runs", () => {
     expect(css).toContain(`.${HIDE_UNATTENDED} .pmux-group:not(:has(.pmux-row:not(.pmux-row--unattended)))`);
   });
 });
+
+describe("item 6: the pane's title", () => {
+  it("test_item6: a row shows its pane's title on its last line when the kernel sends one", async () => {
+    const tmux = { session: "work", window: "2", pane: "%7", title: "✳ Fix the login redirect" };
+    const { fake, root } = await show([
+      makeRow({ session_id: "t", state: "idle", tmux, pane_title: "Fix the login redirect", context_tokens: 20_000 }),
+      makeRow({ session_id: "d", state: "idle", tmux: { ...tmux, title: "devbox" }, pane_title: null }),
+    ]);
+    const meta = (sid: string) => q(rowEl(root, sid), ".pmux-lines").textContent!.split("\n").slice(-1)[0]!;
+    expect(meta("t")).toMatch(/^pane: Fix the login redirect · ctx \d+%/);
+    expect(meta("d")).not.toContain("pane");
+    fake.emitCustom({
+      type: "patch",
+      seq: 2,
+      upsert: [makeRow({ session_id: "t", state: "idle", tmux, pane_title: "api server" })],
+      remove: [],
+    });
+    expect(meta("t")).toContain("pane: api server");
+  });
+});

@@ -22,6 +22,7 @@ from pmux_widget.core.wording import (
     context_window,
     non_interactive,
     notification_text,
+    pane_title,
 )
 
 __all__ = [
@@ -162,6 +163,10 @@ class Row(SessionJSON):
     #: nobody sits at it: how it was started ("claude -p", "SDK", "background"), the row's
     #: badge; its finished turns are idle, never review. Null: interactive, or not known.
     non_interactive: str | None
+    #: the tmux pane's title when it tells something (a title the user gave the pane, or
+    #: the topic Claude Code names it by, without its glyph); null when it is tmux's default
+    #: (the machine's name) or says nothing the row does not (core.wording.pane_title)
+    pane_title: str | None
 
 
 def counts(sessions: Iterable[Session]) -> Counts:
@@ -169,10 +174,11 @@ def counts(sessions: Iterable[Session]) -> Counts:
     return count_states(s for s in sessions if not s.ended)  # type: ignore[return-value]
 
 
-def row(session: Session, token: str = "") -> Row:
+def row(session: Session, token: str = "", machine: str | None = None) -> Row:
     """The widget's row of ``session``; ``token`` is runtime.actions.dialog_token(session)
     (the widget adds it: core cannot import the runtime), which a click sends back so a stale
-    click never acts on a newer dialog."""
+    click never acts on a newer dialog. ``machine``: this machine's name, tmux's default pane
+    title (the widget adds it too: core reads nothing of the system)."""
     base: SessionJSON = session.to_json()  # type: ignore[assignment]  # keys pinned by a test
     shown = answer(session)
     # Every byte of a row travels with each of its changes (P9: ≤ 2 KB a change, measured on
@@ -192,6 +198,7 @@ def row(session: Session, token: str = "") -> Row:
         "answer": shown,
         "dialog_token": token,
         "non_interactive": non_interactive(session),
+        "pane_title": pane_title(session, machine),
     }
 
 

@@ -13,8 +13,9 @@
 //        <span class="pmux-primary">           what it does now, asks, or answered ⏎
 //        [<span class="pmux-error">error ⏎</span>]
 //        secondary ⏎                           busy / needs-input: the prompt it works on
-//        [badges] ctx 83% · why              a "claude -p" / "SDK" badge first: nobody
-//                                              sits at it (pmux-row--unattended; hideable)
+//        [badges] pane: topic · ctx 83% · why  a "claude -p" / "SDK" badge first: nobody
+//                                              sits at it (pmux-row--unattended; hideable);
+//                                              the pane's title when it tells something
 // Which words per state (never a previous turn's answer under a new state):
 //   busy         the current tool (or "thinking") / the user's prompt
 //   needs-input  what it asks, in full words / the user's prompt
@@ -97,6 +98,8 @@ export function rowLines(row: Row): RowLines {
     primary = row.answer;
   }
   const parts: string[] = [];
+  // The pane's title names the session (its topic, or the user's name for the pane): first.
+  if (row.pane_title) parts.push(`pane: ${row.pane_title}`);
   const ctx = contextText(row.context_tokens, contextWindow(row.model));
   if (ctx) parts.push(ctx);
   if (!row.running && !row.ended) parts.push("not running");
