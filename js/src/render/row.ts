@@ -315,7 +315,7 @@ export class RowView {
     // not as a session waiting for you.
     const unattended = row.non_interactive;
     if (unattended && !this.unattendedBadge) {
-      const first = this.compactBadge ?? this.backgroundBadge ?? this.modeBadge ?? this.agentsBadge ?? this.ctxBadge;
+      const first = this.lines.querySelector(".pmux-badge"); // (rarely: the run is known late)
       this.unattendedBadge = this.badge("pmux-badge pmux-badge--unattended", "", first);
     }
     if (this.unattendedBadge) {
