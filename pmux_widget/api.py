@@ -234,16 +234,25 @@ def status_widget() -> Any:
         return _widget
 
 
-def show(fleet: str | None = None, fleet_creds: str | None = None) -> None:
+def show(
+    fleet: str | None = None,
+    fleet_creds: str | None = None,
+    *,
+    non_interactive: bool | None = None,
+) -> None:
     """Display the status widget in the cell's output (live until closed).
 
     Returns None, so that a cell ending with ``pmux_widget.show()`` shows it once; the widget
     itself is :func:`status_widget`. ``fleet``: a NATS URL, to show every host's sessions
-    instead of this machine's (see docs/fleet.md).
+    instead of this machine's (see docs/fleet.md). ``non_interactive=False`` hides the rows
+    of ``claude -p`` and SDK runs (True shows them; None: the browser's remembered choice).
     """
     from IPython.display import display
 
-    display(_fleet_widget(fleet, fleet_creds) if fleet else status_widget())
+    widget = _fleet_widget(fleet, fleet_creds) if fleet else status_widget()
+    if non_interactive is not None:
+        widget.show_non_interactive = non_interactive
+    display(widget)
 
 
 _fleet_widgets: dict[str, Any] = {}

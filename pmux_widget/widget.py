@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -66,11 +67,13 @@ ENV_SECONDS = 2.0
 PEEK_LINES = 20
 #: The longest range a timeline strip shows (24 h): the history a new model reads.
 HISTORY_MS = 24 * 3600 * 1000
+#: This machine's name: tmux's default pane title, which a row does not show.
+MACHINE = socket.gethostname()
 
 
 def row(session: Session) -> Row:
     """The contract's row, with the dialog token a click on it sends back."""
-    return contract_row(session, short_token(actions.dialog_token(session)))
+    return contract_row(session, short_token(actions.dialog_token(session)), MACHINE)
 
 
 def short_token(token: str) -> str:
@@ -92,6 +95,7 @@ class StatusWidget(anywidget.AnyWidget):
     desktop_notifications = traitlets.Bool(False).tag(sync=True)
     sidebar_note = traitlets.Unicode("").tag(sync=True)
     mode = traitlets.Unicode("full").tag(sync=True)
+    show_non_interactive = traitlets.Bool(None, allow_none=True).tag(sync=True)
 
     def __init__(self, hub: Hub, **kwargs: Any) -> None:
         self._hub = hub

@@ -179,3 +179,126 @@ def test_item12_a_healthy_store_is_never_moved(homes):
     assert len(Store(homes.pmux.db_path, readonly=True).load_sessions()) == 5
     (line,) = [c for c in doctor(homes.claude, homes.pmux) if c.name == "store"]
     assert line.ok and "moved" not in line.message
+
+
+def _holder(db_path: Path) -> subprocess.Popen[bytes]:
+    """A real second process holding ``BEGIN EXCLUSIVE`` on the real file until its stdin
+    closes (then it commits nothing and exits): a stuck ``sqlite3`` shell, another tool."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "db.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); sys.stdin.read(); "
+            "db.execute('ROLLBACK')",
+            str(db_path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"locked\n"
+    return proc
+
+
+def _release(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(10)
+
+
+def _turns(hub, sessions: list[str]) -> None:
+    """A prompt then a Stop for each session: two transitions each (busy, then review)."""
+    for sid in sessions:
+        for event in ("UserPromptSubmit", "Stop"):
+            assert post_hook(hub.port, hub.token, {"session_id": sid, "hook_event_name": event})
+    assert all(hub.fleet[sid].state is State.REVIEW for sid in sessions)
+
+
+def _stored(path: Path, sessions: list[str]) -> bool:
+    """Every session and both of its transitions are in the file at ``path`` (False while
+    the file is being replaced)."""
+    try:
+        store = Store(path, readonly=True)
+        try:
+            persisted = {s.session_id: s.state for s in store.load_sessions()}
+            history = [(t.session_id, t.to_state) for t in store.history()]
+        finally:
+            store.close()
+    except sqlite3.Error:
+        return False
+    history = [(sid, state) for sid, state in history if sid in sessions]
+    expected = sorted((sid, state) for sid in sessions for state in (State.BUSY, State.REVIEW))
+    return (
+        all(persisted.get(sid) is State.REVIEW for sid in sessions) and sorted(history) == expected
+    )
+
+
+def test_item12_store_locked_while_the_hub_runs_queues_writes_and_loses_nothing(homes, caplog):
+    """A store that becomes locked WHILE the hub runs: hooks keep working, the changes wait
+    in a queue (said once in the log, and by ``doctor`` while it lasts), and once the lock is
+    gone every transition is in the file; nothing is moved aside."""
+    homes.pmux.ensure()
+    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+    hub = make_hub().start()
+    before = [f"5b1e0c2a-0000-4000-8000-0000before{n:02d}" for n in range(2)]
+    during = [f"5b1e0c2a-0000-4000-8000-0000during{n:02d}" for n in range(5)]
+    try:
+        _turns(hub, before)
+        wait_until(lambda: _stored(homes.pmux.db_path, before), what="the first turns stored")
+        holder = _holder(homes.pmux.db_path)
+        try:
+            _turns(hub, during)  # the hub answers and tracks them all while the file is locked
+            assert get_sessions(hub.port, hub.token)
+            assert not _stored(homes.pmux.db_path, during)  # (the lock is real)
+            (line,) = [c for c in doctor(homes.claude, homes.pmux) if c.name == "store"]
+            assert "locked" in line.message and "queue" in line.message, line.message
+        finally:
+            _release(holder)
+        wait_until(
+            lambda: _stored(homes.pmux.db_path, before + during), what="the queued changes stored"
+        )
+        said = [r.getMessage() for r in caplog.records if "locked" in r.getMessage()]
+        assert len(said) == 1 and "queue" in said[0], said
+        assert hub.errors == 0
+    finally:
+        hub.stop()
+    assert not list(homes.pmux.root.glob("state.db.*-*"))
+    assert _stored(homes.pmux.db_path, before + during)
+    (line,) = [c for c in doctor(homes.claude, homes.pmux) if c.name == "store"]
+    assert line.ok and line.message == str(homes.pmux.db_path)  # nothing to report any more
+
+
+def test_item12_store_locked_too_long_while_the_hub_runs_is_moved_aside_nothing_lost(
+    homes, monkeypatch, caplog
+):
+    """Past the bound, the locked file goes aside (its last commit copied), the queue is
+    written into the new file, and ``doctor`` names the moved file."""
+    homes.pmux.ensure()
+    monkeypatch.setattr(store_module, "LOCKED_GIVE_UP_SECONDS", 1.0)
+    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+    hub = make_hub().start()
+    before = ["5b1e0c2a-0000-4000-8000-00000before"]
+    during = [f"5b1e0c2a-0000-4000-8000-0000during{n:02d}" for n in range(3)]
+    try:
+        _turns(hub, before)
+        wait_until(lambda: _stored(homes.pmux.db_path, before), what="the first turn stored")
+        holder = _holder(homes.pmux.db_path)
+        try:
+            _turns(hub, during)
+            wait_until(lambda: _aside(homes.pmux.root, "locked"), what="the locked file moved")
+            wait_until(
+                lambda: _stored(homes.pmux.db_path, before + during),
+                what="the old commit and the queue in the new file",
+            )
+            after = ["5b1e0c2a-0000-4000-8000-0000000after"]
+            _turns(hub, after)  # and the hub writes on, into the new file
+            wait_until(lambda: _stored(homes.pmux.db_path, before + during + after))
+        finally:
+            _release(holder)
+        said = [r.getMessage() for r in caplog.records if "moved aside to" in r.getMessage()]
+        assert len(said) == 1 and "locked" in said[0], said
+    finally:
+        hub.stop()
+    (aside,) = _aside(homes.pmux.root, "locked")
+    (line,) = [c for c in doctor(homes.claude, homes.pmux) if c.name == "store"]
+    assert aside.name in line.message and "locked" in line.message

@@ -1049,6 +1049,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "action": None,
         "action_at": 0,
         "interactive": None,
+        "entrypoint": None,
     }
     assert Session.from_record(record) == session
 

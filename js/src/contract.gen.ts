@@ -105,6 +105,8 @@ export interface Row {
   asks: string | null;
   answer: string | null;
   dialog_token: string;
+  non_interactive: string | null;
+  pane_title: string | null;
 }
 
 /** A fleet host (DESIGN.md "Fleet"): beating or not, and its last beat (ms epoch, 0: never). `last_seen` is sent when `online` changes, not on every beat: it dates an offline host. */
@@ -196,6 +198,7 @@ export interface WidgetTraits {
   desktop_notifications: boolean;
   sidebar_note: string;
   mode: Mode;
+  show_non_interactive: boolean | null;
 }
 
 /** The answer to an `action`: delivered (`ok`), or refused with the reason. */

@@ -246,5 +246,7 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     asks,
     answer,
     dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
+    non_interactive: str(r.non_interactive),
+    pane_title: str(r.pane_title),
   };
 }

@@ -54,6 +54,7 @@ export class FakeModel {
       desktop_notifications: false,
       sidebar_note: "",
       mode: "full",
+      show_non_interactive: null,
       ...traits,
     };
   }

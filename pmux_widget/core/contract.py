@@ -20,7 +20,9 @@ from pmux_widget.core.wording import (
     answer,
     asks,
     context_window,
+    non_interactive,
     notification_text,
+    pane_title,
 )
 
 __all__ = [
@@ -159,6 +161,13 @@ class Row(SessionJSON):
     answer: str | None
     #: what an action on this row names (runtime.actions.dialog_token); "" when unknown
     dialog_token: str
+    #: nobody sits at it: how it was started ("claude -p", "SDK", "background"), the row's
+    #: badge; its finished turns are idle, never review. Null: interactive, or not known.
+    non_interactive: str | None
+    #: the tmux pane's title when it tells something (a title the user gave the pane, or
+    #: the topic Claude Code names it by, without its glyph); null when it is tmux's default
+    #: (the machine's name) or says nothing the row does not (core.wording.pane_title)
+    pane_title: str | None
 
 
 def counts(sessions: Iterable[Session]) -> Counts:
@@ -166,10 +175,11 @@ def counts(sessions: Iterable[Session]) -> Counts:
     return count_states(s for s in sessions if not s.ended)  # type: ignore[return-value]
 
 
-def row(session: Session, token: str = "") -> Row:
+def row(session: Session, token: str = "", machine: str | None = None) -> Row:
     """The widget's row of ``session``; ``token`` is runtime.actions.dialog_token(session)
     (the widget adds it: core cannot import the runtime), which a click sends back so a stale
-    click never acts on a newer dialog."""
+    click never acts on a newer dialog. ``machine``: this machine's name, tmux's default pane
+    title (the widget adds it too: core reads nothing of the system)."""
     base: SessionJSON = session.to_json()  # type: ignore[assignment]  # keys pinned by a test
     shown = answer(session)
     # Every byte of a row travels with each of its changes (P9: ≤ 2 KB a change, measured on
@@ -188,6 +198,8 @@ def row(session: Session, token: str = "") -> Row:
         "asks": asks(session) if session.state is State.NEEDS_INPUT else None,
         "answer": shown,
         "dialog_token": token,
+        "non_interactive": non_interactive(session),
+        "pane_title": pane_title(session, machine),
     }
 
 
@@ -329,6 +341,9 @@ class Traits(TypedDict):
     desktop_notifications: bool
     sidebar_note: str
     mode: Mode
+    #: rows of sessions nobody sits at (claude -p, SDK): shown, hidden, or null for the
+    #: browser's remembered choice (shown by default)
+    show_non_interactive: bool | None
 
 
 # --------------------------------------------------------------------------- browser → kernel

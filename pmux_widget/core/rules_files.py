@@ -87,7 +87,7 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
         t = t.replace(process_hooked=True)
     interactive = interactive_of(rec.entrypoint, rec.kind)
     if interactive is not None:
-        t = t.replace(interactive=interactive)
+        t = t.replace(interactive=interactive, entrypoint=rec.entrypoint)
     retire_others(step, rec.session_id, rec.pid, None, at)
     s = s.replace(
         pid=rec.pid,

@@ -55,7 +55,7 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     if signal.pane:
         t = t.replace(pane=signal.pane)
     if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
-        t = t.replace(interactive=interactive_of(signal.entrypoint))
+        t = t.replace(interactive=interactive_of(signal.entrypoint), entrypoint=signal.entrypoint)
     s = track(s, t)
     if signal.cwd:
         s = s.replace(cwd=signal.cwd)

@@ -83,6 +83,9 @@ class Tracking:
     #: True: an interactive CLI (its PID file says so); False: ``claude -p``, an SDK run or a
     #: daemon, whose finished turn waits for nobody; None: not known (no PID file seen)
     interactive: bool | None = None
+    #: how it was started, when ``interactive`` was learnt: the PID file's or the hook's
+    #: ``entrypoint`` (``cli``, ``sdk-cli`` for ``claude -p``, ``sdk-py``, …), what rows say
+    entrypoint: str | None = None
 
     @property
     def hooked(self) -> bool:
@@ -139,6 +142,7 @@ class TrackingChanges(TypedDict, total=False):
     action: ActionName | None
     action_at: int
     interactive: bool | None
+    entrypoint: str | None
 
 
 _T = TypeVar("_T")

@@ -20,7 +20,9 @@ __all__ = [
     "answer",
     "asks",
     "context_window",
+    "non_interactive",
     "notification_text",
+    "pane_title",
     "relative_paths",
     "shorten_path",
 ]
@@ -122,6 +124,48 @@ def answer(session: Session) -> str | None:
     if session.state in (State.BUSY, State.NEEDS_INPUT):
         return None  # a turn is under way: whatever was said before belongs to the last one
     return session.last_assistant
+
+
+def non_interactive(session: Session) -> str | None:
+    """How a session nobody sits at was started, in the words its row's badge shows
+    (``claude -p``, ``SDK``, ``background``); None for an interactive session or when not known.
+    Such a session's finished turn is idle, not review: it waits for nobody."""
+    t = session.tracking
+    if t.interactive is not False:
+        return None
+    entry = t.entrypoint or ""
+    if entry == "sdk-cli":
+        return "claude -p"
+    if entry.startswith("sdk-"):
+        return "SDK"
+    return "background"  # a daemon or its worker (the PID file's kind)
+
+
+#: Claude Code's status glyph before its title: ✳ when idle, a braille spinner while working.
+_CLAUDE_GLYPH = re.compile(r"^[\u2733\u2800-\u28ff]\s*")
+#: Titles that name no session: Claude Code's before it has a topic, the bare program.
+_NO_TOPIC = frozenset({"claude code", "claude", ""})
+
+
+def pane_title(session: Session, machine: str | None = None) -> str | None:
+    """The session's tmux pane title when it tells something the row does not, else None.
+
+    Kept: a title the user gave the pane (``select-pane -T``, a shell's), and the topic Claude
+    Code names the conversation by (it titles the pane "✳ <topic>"), without the status glyph,
+    which changes with the state the row already shows. Dropped: tmux's default (the machine's
+    name: ``machine``, or the session's ``host`` in a fleet), Claude's title before it has a
+    topic ("Claude Code"), and a title that only repeats the row's project or tmux window."""
+    if session.tmux is None:
+        return None
+    title = _CLAUDE_GLYPH.sub("", session.tmux.title.strip()).strip()
+    if title.lower() in _NO_TOPIC:
+        return None
+    hosts = {h for h in (machine, session.host) if h}
+    if any(title == h or title == h.split(".", 1)[0] for h in hosts):
+        return None
+    if title in (session.project, session.tmux.window, session.tmux.session):
+        return None
+    return title
 
 
 def notification_text(session: Session) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import sqlite3
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -133,6 +134,15 @@ def _store_check(home: PmuxHome) -> DoctorCheck:
         )
     except OSError:
         aside = []
+    if _locked_now(db):
+        return DoctorCheck(
+            "store",
+            False,
+            f"{db} is locked by another process right now (a stuck `sqlite3` shell or tool?): "
+            "running hubs keep tracking and hold their changes in a queue, written once the "
+            "lock is gone; if it stays locked a minute they move the file aside",
+            optional=True,
+        )
     if not aside:
         return DoctorCheck("store", True, str(db))
     last = aside[-1]
@@ -145,6 +155,26 @@ def _store_check(home: PmuxHome) -> DoctorCheck:
         f"moved file; delete {last.name}* once you no longer need it)"
         + (f"; {len(aside) - 1} older such file(s) too" if len(aside) > 1 else ""),
     )
+
+
+def _locked_now(db: Path, wait: float = 1.0) -> bool:
+    """Whether another process holds the write lock of ``db`` for longer than ``wait`` (a
+    hub's own writes hold it for milliseconds). Takes the lock and gives it back: writes
+    nothing, creates nothing."""
+    if not db.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, timeout=wait, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        return getattr(exc, "sqlite_errorcode", None) in (5, 6) or "locked" in str(exc)
+    finally:
+        conn.close()
+    return False
 
 
 def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:

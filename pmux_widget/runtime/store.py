@@ -5,6 +5,14 @@ never block the writer. Each change is committed before the hub answers the hook
 it, so a ``kill -9`` loses nothing that was acknowledged; SQLite's transactions keep the file
 consistent whenever the process dies. ``synchronous=NORMAL``: durable across a process crash,
 which is what a monitor needs, without an fsync per hook.
+
+A file that becomes locked while the hub runs (a stuck ``sqlite3`` shell, a backup tool, a
+hung process holding ``BEGIN EXCLUSIVE``) stops no hook: each write waits at most
+:data:`WRITE_WAIT_SECONDS`, then it and every later write are queued in order and retried from
+the checkpoint thread; once the lock is gone the queue is written in one commit. Locked for
+longer than :data:`LOCKED_GIVE_UP_SECONDS`, the file is moved aside like a stuck one at start,
+its last commit copied into a new file, and the queue written there. Nothing is lost unless the
+hub itself dies while writes wait (the world rebuilds those sessions then).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +43,16 @@ _DAY_MS = 86_400_000
 #: How long opening waits for the write lock before taking its holder for stuck (another hub's
 #: prune or migration holds it for well under a second).
 STUCK_LOCK_SECONDS = 10.0
+#: How long a write waits for the lock before it is queued (the hook's answer waits for it;
+#: another hub's write or prune holds the lock for milliseconds).
+WRITE_WAIT_SECONDS = 1.0
+#: How often queued writes are retried while the file is locked.
+RETRY_SECONDS = 0.25
+#: Locked for this long while the hub runs, the file is taken for stuck and moved aside.
+LOCKED_GIVE_UP_SECONDS = 60.0
+
+#: A write: statements run inside the caller's transaction (what it returns is ignored).
+_Write = Callable[[sqlite3.Connection], object]
 
 # The history, once and small. A change is keyed by (session, when, into what, why): two hubs
 # that record the same change write one row. (The key used to include from_state, which is the
@@ -91,7 +109,13 @@ class Store:
         self._pruned_at = 0
         self._read_lock = threading.Lock()
         self._read_db: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        # Re-entrant: moving a locked file aside reopens (and migrates) with it held.
+        self._lock = threading.RLock()
+        #: Writes that found the file locked, in order, and since when it is locked.
+        self._queued: list[_Write] = []
+        self._locked_since = 0.0
+        #: bumped when the file is replaced while open: the checkpoint thread reconnects
+        self._generation = 0
         self._closing = threading.Event()
         self._checkpointer: threading.Thread | None = None  # writers only
         #: Why this store began afresh (the old file was moved aside), else None.
@@ -122,7 +146,7 @@ class Store:
                 target=self._checkpoints, name="pmux-store-checkpoint", daemon=True
             )
             self._checkpointer.start()
-        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(f"PRAGMA busy_timeout={5000 if readonly else _ms(WRITE_WAIT_SECONDS)}")
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(transitions)")}
         # a reader of a database no writer of this version has opened yet: the old tie-break
         self._order = "seq" if "seq" in columns or not columns else "id"
@@ -173,6 +197,8 @@ class Store:
         if self._checkpointer is not None:
             self._checkpointer.join(5)
         with self._lock:
+            if self._queued and not self._flush(wait=True):
+                self._replace_locked_file()  # still locked: the queue must not be lost
             self._db.close()
         with self._read_lock:
             if self._read_db is not None:
@@ -181,9 +207,17 @@ class Store:
     def _checkpoints(self, every: float = CHECKPOINT_SECONDS) -> None:
         """Fold the WAL back into the database now and then, off the hub thread (PASSIVE:
         never waits for writers; its own connection, so it holds no lock of ours)."""
+        generation = self._generation
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
         try:
-            while not self._closing.wait(every):
+            while not self._closing.wait(RETRY_SECONDS if self._queued else every):
+                if self._queued:
+                    self._retry_queued()
+                    continue
+                if generation != self._generation:  # the file was replaced: follow it
+                    db.close()
+                    generation = self._generation
+                    db = sqlite3.connect(self.path, check_same_thread=False, timeout=5)
                 self._prune_when_due()
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -194,6 +228,104 @@ class Store:
             pass
         finally:
             db.close()
+
+    # ------------------------------------------------------- writes, queued while locked
+
+    def _write(self, write: _Write) -> None:
+        """Run ``write`` in one commit; if the file stays locked past WRITE_WAIT_SECONDS,
+        queue it (and, behind it, every later write, so they land in order)."""
+        with self._lock:
+            if self._queued:
+                self._queued.append(write)
+                return
+            try:
+                with self._db:
+                    write(self._db)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                self._queued.append(write)
+                self._locked_since = time.monotonic()
+                log.warning(
+                    "%s is locked by another process (%s): changes are kept in a queue and "
+                    "written once it is free; if it stays locked %.0f s it is moved aside",
+                    self.path.name,
+                    exc,
+                    LOCKED_GIVE_UP_SECONDS,
+                )
+
+    @property
+    def queued(self) -> int:
+        """Writes waiting for the file's lock (0 when everything is stored)."""
+        return len(self._queued)
+
+    def _flush(self, wait: bool = False) -> bool:
+        """Write the queue in one commit (call with ``_lock`` held). Without ``wait`` it only
+        tries: the hub thread must not wait behind a retry. True once the queue is empty."""
+        if not self._queued:
+            return True
+        if not wait:
+            self._db.execute("PRAGMA busy_timeout=0")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for write in self._queued:
+                    write(self._db)
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+        except sqlite3.Error as exc:
+            if not _is_busy(exc):
+                log.warning("writing the queued changes failed: %s", exc)
+            return False
+        finally:
+            if not wait:
+                self._db.execute(f"PRAGMA busy_timeout={_ms(WRITE_WAIT_SECONDS)}")
+        held = time.monotonic() - self._locked_since
+        log.info(
+            "%s is free again after %.1f s: %d queued writes stored",
+            self.path.name,
+            held,
+            len(self._queued),
+        )
+        self._queued.clear()
+        return True
+
+    def _retry_queued(self) -> None:
+        """From the checkpoint thread: write the queue if the lock is gone; past the bound,
+        move the file aside and write the queue into a new one."""
+        with self._lock:
+            if self._flush():
+                return
+            if time.monotonic() - self._locked_since >= LOCKED_GIVE_UP_SECONDS:
+                self._replace_locked_file()
+
+    def _replace_locked_file(self) -> None:
+        """Move the locked file aside, open a new one with its last commit, write the queue
+        (call with ``_lock`` held)."""
+        try:
+            aside = set_aside(self.path, "locked")
+            self._db.close()
+            self._open_writer()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not move the locked %s aside: %s", self.path.name, exc)
+            return
+        self._db.execute(f"PRAGMA busy_timeout={_ms(WRITE_WAIT_SECONDS)}")
+        held = time.monotonic() - self._locked_since
+        self.recovered = (
+            f"{self.path.name} stayed locked by another process for {held:.0f} s: moved aside "
+            f"to {aside.name}; its last commit and the {len(self._queued)} changes that waited "
+            "are in a new file"
+        )
+        log.warning("%s", self.recovered)
+        self._salvage(aside)
+        with self._read_lock:
+            if self._read_db is not None:
+                self._read_db.close()
+                self._read_db = None
+        self._generation += 1
+        self._flush(wait=True)
 
     # ----------------------------------------------------------------------- sessions
 
@@ -221,26 +353,32 @@ class Store:
                 transition_rows.append((*_transition_row(transition), self._next_seq()))
         if not session_rows:
             return
-        with self._lock, self._db:
-            self._db.executemany(
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany(
                 "INSERT INTO sessions (session_id, record, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT(session_id) DO UPDATE SET record=excluded.record, "
                 "updated_at=excluded.updated_at",
                 session_rows,
             )
-            self._db.executemany(
+            db.executemany(
                 "INSERT OR IGNORE INTO transitions "
                 "(session_id, at, from_state, to_state, source, seq) VALUES (?, ?, ?, ?, ?, ?)",
                 transition_rows,
             )
 
+        self._write(write)
+
     def forget(self, session_ids: Iterable[str]) -> None:
         """Drop sessions (and their history and cursors) entirely."""
         ids = [(sid,) for sid in session_ids]
-        with self._lock, self._db:
-            self._db.executemany("DELETE FROM sessions WHERE session_id = ?", ids)
-            self._db.executemany("DELETE FROM transitions WHERE session_id = ?", ids)
-            self._db.executemany("DELETE FROM cursors WHERE session_id = ?", ids)
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany("DELETE FROM sessions WHERE session_id = ?", ids)
+            db.executemany("DELETE FROM transitions WHERE session_id = ?", ids)
+            db.executemany("DELETE FROM cursors WHERE session_id = ?", ids)
+
+        self._write(write)
 
     # ------------------------------------------------------------------------ history
 
@@ -408,13 +546,15 @@ class Store:
     def save_cursor(
         self, path: str, session_id: str | None, cursor: dict[str, Any], now: int
     ) -> None:
-        with self._lock, self._db:
-            self._db.execute(
+        row = (path, session_id, json.dumps(cursor), now)
+        self._write(
+            lambda db: db.execute(
                 "INSERT INTO cursors (path, session_id, cursor, updated_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(path) DO UPDATE SET session_id=excluded.session_id, "
                 "cursor=excluded.cursor, updated_at=excluded.updated_at",
-                (path, session_id, json.dumps(cursor), now),
+                row,
             )
+        )
 
 
 def _ended_before(record: str, cutoff: int) -> bool:
@@ -434,6 +574,10 @@ def _transition_row(t: Transition) -> tuple[str, int, str | None, str, str]:
         t.to_state.value,
         t.source,
     )
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

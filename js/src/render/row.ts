@@ -13,7 +13,9 @@
 //        <span class="pmux-primary">           what it does now, asks, or answered ⏎
 //        [<span class="pmux-error">error ⏎</span>]
 //        secondary ⏎                           busy / needs-input: the prompt it works on
-//        [badges] ctx 83% · why
+//        [badges] pane: topic · ctx 83% · why  a "claude -p" / "SDK" badge first: nobody
+//                                              sits at it (pmux-row--unattended; hideable);
+//                                              the pane's title when it tells something
 // Which words per state (never a previous turn's answer under a new state):
 //   busy         the current tool (or "thinking") / the user's prompt
 //   needs-input  what it asks, in full words / the user's prompt
@@ -96,6 +98,8 @@ export function rowLines(row: Row): RowLines {
     primary = row.answer;
   }
   const parts: string[] = [];
+  // The pane's title names the session (its topic, or the user's name for the pane): first.
+  if (row.pane_title) parts.push(`pane: ${row.pane_title}`);
   const ctx = contextText(row.context_tokens, contextWindow(row.model));
   if (ctx) parts.push(ctx);
   if (!row.running && !row.ended) parts.push("not running");
@@ -145,6 +149,7 @@ export class RowView {
   private ctxBadge: HTMLSpanElement | null = null;
   private backgroundBadge: HTMLSpanElement | null = null;
   private modeBadge: HTMLSpanElement | null = null;
+  private unattendedBadge: HTMLSpanElement | null = null;
   private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
   private bar: ActionsBar | null = null;
@@ -266,7 +271,9 @@ export class RowView {
     this.sortName = row.name;
     this.since = row.state_since;
 
-    const rowClass = `pmux-row pmux-row--${state}${row.ended ? " pmux-row--ended" : ""}`;
+    const rowClass =
+      `pmux-row pmux-row--${state}${row.ended ? " pmux-row--ended" : ""}` +
+      (row.non_interactive ? " pmux-row--unattended" : "");
     if (rowClass !== this.rowClass) {
       this.rowClass = rowClass;
       setClass(this.el, rowClass);
@@ -304,6 +311,18 @@ export class RowView {
     setData(this.secondaryText, secondary === null ? "" : `${secondary}\n`);
     setData(this.metaText, meta);
 
+    // Nobody sits at it (claude -p, an SDK run): said first, so its idle end reads as done,
+    // not as a session waiting for you.
+    const unattended = row.non_interactive;
+    if (unattended && !this.unattendedBadge) {
+      const first = this.lines.querySelector(".pmux-badge"); // (rarely: the run is known late)
+      this.unattendedBadge = this.badge("pmux-badge pmux-badge--unattended", "", first);
+    }
+    if (this.unattendedBadge) {
+      setHidden(this.unattendedBadge, !unattended);
+      setData(this.unattendedBadge.firstChild as Text, unattended ?? "");
+      setAttr(this.unattendedBadge, "title", unattended ? unattendedTitle(unattended) : null);
+    }
     const compacting = row.compacting && !row.ended;
     if (compacting && !this.compactBadge) {
       // Always before the agents badge, whichever came first: rows read alike.
@@ -368,6 +387,17 @@ export class RowView {
     this.lines.insertBefore(badge, before ?? this.metaText);
     return badge;
   }
+}
+
+/** Why a row has the "claude -p" / "SDK" badge. */
+export function unattendedTitle(label: string): string {
+  const how =
+    label === "claude -p"
+      ? "started with claude -p"
+      : label === "SDK"
+        ? "run by a program through the Agent SDK"
+        : "a background run";
+  return `${how}: nobody sits at it, so a finished turn waits for no one (no review, no notification)`;
 }
 
 /** "2 background agents · 1 background shell" (tasks its last turn left running). */

@@ -17,6 +17,7 @@ import type { TimelineSource } from "./strip";
 import { dayStart, formatLength, insight, rangeMs, type RangeKey } from "../timeline";
 import { SessionList } from "./list";
 import { NotifyToggle } from "./notify-toggle";
+import { UnattendedSwitch } from "./row-filter";
 import type { RowActions } from "./row";
 import { Screens } from "./screens";
 import { Sheet } from "./sheet";
@@ -35,6 +36,7 @@ export class WidgetView {
   readonly sheet: Sheet;
   readonly screens: Screens;
   private readonly toggle: NotifyToggle;
+  readonly unattended: UnattendedSwitch;
   readonly grouping: GroupingSwitch;
   readonly range: RangeSwitch;
   readonly axis: TimeAxis;
@@ -96,14 +98,16 @@ export class WidgetView {
     this.grouping = new GroupingSwitch(grouping, (g) => this.list.setGrouping(g, this.now()));
     this.range = new RangeSwitch(this.rangeKey, (range) => this.setRange(range));
     this.axis = new TimeAxis(this.rangeKey);
+    this.screens = new Screens(() => this.install());
+    this.list = new SessionList(actions, grouping);
+    this.unattended = new UnattendedSwitch(model, this.list.el);
     this.header = new Header(this.sheet.id, () => this.toggleSheet(), [
       this.grouping.el,
       this.range.el,
+      this.unattended.el,
       this.toggle.el,
     ]);
     this.header.el.appendChild(this.axis.el);
-    this.screens = new Screens(() => this.install());
-    this.list = new SessionList(actions, grouping);
     this.tab = new SidebarTab(this.root);
     this.root.append(
       this.screens.note,
@@ -172,6 +176,7 @@ export class WidgetView {
     this.destroyed = true;
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     this.toggle.destroy();
+    this.unattended.destroy();
     this.root.remove();
   }
 
