@@ -17,6 +17,14 @@ from .test_widget_browser import DOC_IMAGES, SHOW, SID, expect_row, fire, shown
 pytestmark = pytest.mark.browser
 
 BASH = {"command": "pytest -q tests/test_retry.py", "description": "Run the retry tests"}
+#: each state's color in a strip's fill (js/src/render/strip.ts SEG_COLOR)
+SEG = {
+    "busy": "var(--sb)",
+    "needs-input": "var(--sn)",
+    "review": "var(--sr)",
+    "idle": "var(--si)",
+    "unknown": "var(--su)",
+}
 
 
 def fill(lab: LabPage) -> str:
@@ -30,13 +38,13 @@ def fill(lab: LabPage) -> str:
 def wait_fill_ends_with(lab: LabPage, state: str) -> None:
     """The strip's last segment is ``state``, up to now (the strip's right end)."""
     lab.page.wait_for_function(
-        """([sid, state]) => {
+        """([sid, color]) => {
           const e = document.querySelector(`.pmux-row[data-session-id='${sid}'] .pmux-strip`);
           const fill = e ? e.style.getPropertyValue('--pmux-strip-fill') : '';
-          const last = fill.split('var(').pop();
-          return last.startsWith(`--pmux-seg-${state})`) && last.endsWith(' 100%)');
+          const last = fill.split(', ').pop();
+          return last.startsWith(`${color} `) && last.endsWith(' 100%)');
         }""",
-        arg=[SID, state],
+        arg=[SID, SEG[state]],
         timeout=20_000,
     )
 
@@ -51,7 +59,7 @@ def test_strips_follow_hooks_read_on_focus_and_survive_a_reload(
     fire(workspace, "PermissionRequest", tool_name="Bash", tool_input=BASH)
     expect_row(lab, SID, "needs-input")
     wait_fill_ends_with(lab, "needs-input")
-    assert "var(--pmux-seg-busy)" in fill(lab)
+    assert SEG["busy"] in fill(lab)
 
     strip = lab.row(SID).locator(".pmux-strip")
     strip.focus()
@@ -100,9 +108,9 @@ def test_strips_follow_hooks_read_on_focus_and_survive_a_reload(
     wait_fill_ends_with(lab, "review")
     after = fill(lab)
     for state in ("busy", "needs-input", "review"):
-        assert f"var(--pmux-seg-{state})" in after, (before, after)
+        assert SEG[state] in after, (before, after)
     # (the history may hold a transition a coalesced patch left out: never fewer)
-    assert after.count("var(--pmux-seg-") >= before.count("var(--pmux-seg-"), (before, after)
+    assert after.count("var(--s") >= before.count("var(--s"), (before, after)
     if os.environ.get("PMUX_UPDATE_DOC_IMAGES") == "1":
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         for name, shot in shots.items():
