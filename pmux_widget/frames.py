@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from pmux_widget.core.model import Session, State, Transition
-from pmux_widget.core.timeline import ended_at
+from pmux_widget.core.timeline import HistoryRow, ended_at
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
 
@@ -105,13 +105,14 @@ def _since_ms(since: Any, now: int) -> int | None:
 
 def _history_context(
     current: Hub, session_id: str | None, since: Any
-) -> tuple[int, int | None, list[Transition], dict[str, Session], str]:
-    """(now, since in ms, transitions, every known session, this host's name)."""
+) -> tuple[int, int | None, list[HistoryRow], dict[str, Session], str]:
+    """(now, since in ms, the store's history rows, every known session, this host's name)."""
     now = now_ms()
     since_ms = _since_ms(since, now)
     store = current.store
-    transitions = store.transitions(session_id, since_ms) if store is not None else []
-    return now, since_ms, transitions, dict(current.fleet), current.host_name
+    # Plain rows, no Transition per row: a month of 200 sessions is 240,000 of them.
+    history = store.transition_rows(session_id, since_ms) if store is not None else []
+    return now, since_ms, history, dict(current.fleet), current.host_name
 
 
 def _ends_and_hosts(
@@ -156,24 +157,22 @@ def timeline(target: Hub, session_id: str | None = None, since: Any = None) -> p
     ``since``: a datetime, a timedelta (that long ago) or ms epoch; segments that began
     before it start at it. Rows are grouped by session, oldest first.
     """
-    from pmux_widget.core.timeline import segments
+    from pmux_widget.core.timeline import segment_columns
 
     pd = _pandas()
-    now, since_ms, transitions, known, local_host = _history_context(target, session_id, since)
+    now, since_ms, history, known, local_host = _history_context(target, session_id, since)
     ends, hosts = _ends_and_hosts(known, local_host)
-    segs = segments(transitions, now, since_ms, ends=ends, hosts=hosts, default_host=local_host)
-    sids, hosts_, states, starts, ends_, seconds, sources = (
-        zip(*segs, strict=True) if segs else ((),) * 7
-    )  # segments are named tuples: one transposition, column by column
+    # Columns straight from the rows: no object per transition or segment.
+    cols = segment_columns(history, now, since_ms, ends=ends, hosts=hosts, default_host=local_host)
     return pd.DataFrame(
         {
-            "session_id": list(sids),
-            "host": list(hosts_),
-            "state": [state.value for state in states],
-            "start": _utc(starts),
-            "end": _utc(ends_),
-            "seconds": pd.array(list(seconds), dtype="float64"),
-            "source": list(sources),
+            "session_id": cols.session_id,
+            "host": cols.host,
+            "state": cols.state,
+            "start": _utc(cols.start_ms),
+            "end": _utc(cols.end_ms),
+            "seconds": pd.array(cols.seconds, dtype="float64"),
+            "source": cols.source,
         },
         columns=TIMELINE_COLUMNS,
     )
@@ -190,19 +189,22 @@ def stats(target: Hub, since: Any = None) -> pandas.DataFrame:
     without one); ``turns`` (turns finished: entries into review); ``tokens_*`` (the
     session's totals, not windowed). ``since`` as for :func:`timeline`.
     """
-    from pmux_widget.core.timeline import by_session, session_stats
+    from pmux_widget.core.timeline import session_stats_rows
 
     pd = _pandas()
-    now, since_ms, transitions, known, local_host = _history_context(target, None, since)
+    now, since_ms, history, known, local_host = _history_context(target, None, since)
     ends, hosts = _ends_and_hosts(known, local_host)
+    by_session: dict[str, list[HistoryRow]] = {}
+    for row in history:
+        by_session.setdefault(row[0], []).append(row)
     rows: list[list[Any]] = []
-    for sid, group in by_session(transitions).items():
+    for sid, group in by_session.items():
         end = ends.get(sid)
-        if since_ms is not None and end is not None and max(end, group[-1].at + 1) <= since_ms:
+        if since_ms is not None and end is not None and max(end, group[-1][1] + 1) <= since_ms:
             continue  # ended before the window
         session = known.get(sid)
         tokens = session.tokens if session is not None else None
-        st = session_stats(group, now, since_ms, end_ms=end, tokens=tokens)
+        st = session_stats_rows(group, now, since_ms, end_ms=end, tokens=tokens)
         median = st.median_response
         rows.append(
             [

@@ -14,9 +14,11 @@ from pmux_widget.core.timeline import (
     Segment,
     ended_at,
     insight,
+    segment_columns,
     segments,
     session_segments,
     session_stats,
+    session_stats_rows,
     stats,
     today,
 )
@@ -317,3 +319,79 @@ def test_stats_seconds_add_up_to_the_window(life, offset):
     assert s.waited == pytest.approx(s.seconds[ASK] + s.seconds[REVIEW])
     assert all(r >= 0 for r in s.response_times)
     assert s.responses <= s.waits + 1  # at most one wait began before the window
+
+
+# ------------------------------------------------------- segment_columns (timeline()'s path)
+
+
+def rows_of(transitions: list[Transition]) -> list[tuple[str, int, str, str]]:
+    return [(t.session_id, t.at, t.to_state.value, t.source) for t in transitions]
+
+
+def columns_of(segs: list[Segment]) -> list[tuple[object, ...]]:
+    return [(s.session_id, s.host, s.state.value, *s[3:]) for s in segs]
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> tuple[list[Transition], int, dict[str, int], dict[str, str], int]:
+    """Several sessions' transitions, each session's together (as the store reads them),
+    starting within a minute of each other, with `now`, the ended ones' ends, some hosts and
+    a `since` around them."""
+    base = draw(st.integers(0, 10**12))
+    transitions: list[Transition] = []
+    ends: dict[str, int] = {}
+    hosts: dict[str, str] = {}
+    now = base
+    for k in range(draw(st.integers(0, 4))):
+        life, life_now, end = draw(lives())
+        shift = base + draw(st.integers(0, 60_000)) - life[0].at
+        sid = f"s{k}"
+        transitions += [
+            Transition(sid, t.at + shift, t.from_state, t.to_state, t.source) for t in life
+        ]
+        now = max(now, life_now + shift)
+        if end is not None:
+            ends[sid] = end + shift
+        if draw(st.booleans()):
+            hosts[sid] = f"host-{k}"
+    return transitions, now, ends, hosts, base
+
+
+@given(fleets(), st.none() | st.integers(-5_000, 500_000))
+def test_segment_columns_are_the_segments_column_by_column(fleet, offset):
+    transitions, now, ends, hosts, base = fleet
+    since = None if offset is None else base + offset
+    cols = segment_columns(
+        rows_of(transitions), now, since, ends=ends, hosts=hosts, default_host="here"
+    )
+    expected = segments(transitions, now, since, ends=ends, hosts=hosts, default_host="here")
+    assert list(zip(*cols, strict=True)) == columns_of(expected)
+
+
+def test_segment_columns_on_hand_computed_history():
+    h = history("a", (0, IDLE, "s"), (10, BUSY, "p"), (10, BUSY, "q"), (70, REVIEW, "stop"))
+    h += history("b", (5, BUSY, "p"))
+    cols = segment_columns(rows_of(h), 100 * S, 30 * S, ends={"b": 50 * S}, hosts={"b": "far"})
+    assert list(zip(*cols, strict=True)) == [
+        ("a", "", "busy", 30 * S, 70 * S, 40.0, "p"),
+        ("a", "", "review", 70 * S, None, 30.0, "stop"),
+        ("b", "far", "busy", 30 * S, 50 * S, 20.0, "p"),
+    ]
+    assert segment_columns([], now_ms=1) == ([], [], [], [], [], [], [])
+
+
+def test_segment_columns_refuse_a_session_split_in_two():
+    h = history("a", (0, IDLE, "s")) + history("b", (5, BUSY, "p")) + history("a", (7, BUSY, "p"))
+    with pytest.raises(ValueError, match="session a"):
+        segment_columns(rows_of(h), now_ms=10 * S)
+
+
+@given(lives(), st.none() | st.integers(-5_000, 400_000))
+def test_session_stats_rows_are_session_stats(life, offset):
+    transitions, now, end = life
+    since = None if offset is None else transitions[0].at + offset
+    tokens = Tokens(1, 2, 3, 4)
+    assert session_stats_rows(
+        rows_of(transitions), now, since, end_ms=end, tokens=tokens
+    ) == session_stats(transitions, now, since, end_ms=end, tokens=tokens)
+    assert session_stats_rows([], now) == session_stats([], now)

@@ -75,7 +75,7 @@ describe("segments", () => {
   it("fill the strip with the dots' colors, transparent before the history", () => {
     const segs = segmentsIn([t(30, "busy"), t(45, "review")], T0, T0 + 60 * M);
     expect(gradient(segs, T0, 60 * M)).toBe(
-      "linear-gradient(to right, transparent 0% 50%, var(--pmux-seg-busy) 50% 75%, var(--pmux-seg-review) 75% 100%)",
+      "linear-gradient(to right, transparent 0% 50%, var(--sb) 50% 75%, var(--sr) 75% 100%)",
     );
   });
 });
@@ -141,8 +141,8 @@ describe("strips", () => {
     const v = await mount(fleet());
     const strip = stripOf(v, "a");
     const fill = strip.style.getPropertyValue("--pmux-strip-fill");
-    expect(fill).toContain("var(--pmux-seg-busy) 0% 8.33%");
-    expect(fill).toContain("var(--pmux-seg-needs-input) 83.33% 100%");
+    expect(fill).toContain("var(--sb) 0% 8.33%");
+    expect(fill).toContain("var(--sn) 83.33% 100%");
     expect(strip.tabIndex).toBe(0);
     expect(strip.getAttribute("aria-label")).toBe(
       "Timeline, last 1 h: 8 segments, now needs input; arrow keys read them",
@@ -191,7 +191,7 @@ describe("strips", () => {
       upsert: [makeRow({ session_id: "a", state: "busy", state_since: now + 4 * M, source: "hook:PostToolUse" })],
     });
     const fill = strip.style.getPropertyValue("--pmux-strip-fill");
-    expect(fill).toMatch(/var\(--pmux-seg-needs-input\) 75% 98\.33%, var\(--pmux-seg-busy\) 98\.33% 100%\)$/);
+    expect(fill).toMatch(/var\(--sn\) 75% 98\.33%, var\(--sb\) 98\.33% 100%\)$/);
     expect(strip.getAttribute("aria-label")).toBe("Timeline, last 1 h: 8 segments, now busy; arrow keys read them");
   });
 
@@ -202,7 +202,7 @@ describe("strips", () => {
     select.dispatchEvent(new Event("change"));
     const strip = stripOf(v, "a");
     expect(strip.style.getPropertyValue("--pmux-strip-fill")).toBe(
-      "linear-gradient(to right, var(--pmux-seg-busy) 0% 33.33%, var(--pmux-seg-needs-input) 33.33% 100%)",
+      "linear-gradient(to right, var(--sb) 0% 33.33%, var(--sn) 33.33% 100%)",
     );
     expect(q(v.el, ".pmux-axis-start").textContent).toBe("−15 min");
     expect(localStorage.getItem("pmux-widget.timeline-range")).toBe("15m");
@@ -223,14 +223,14 @@ describe("the clock", () => {
     const now = T0 + 60 * M;
     strip.draw(now);
     const first = fill();
-    expect(first).toContain("var(--pmux-seg-review) 50% 100%");
+    expect(first).toContain("var(--sr) 50% 100%");
     strip.draw(now + 1000); // a 1 s tick: within a step (6 s, at most 12 s with the spread)
     expect(fill()).toBe(first);
     strip.draw(now + 13_000); // more than two steps: the strip slid left
     expect(fill()).not.toBe(first);
-    expect(fill()).toContain("var(--pmux-seg-review) 49.64% 100%");
+    expect(fill()).toContain("var(--sr) 49.64% 100%");
     entries.push(t(60.2, "idle")); // a new transition redraws at once
     strip.draw(now + 14_000);
-    expect(fill()).toMatch(/var\(--pmux-seg-idle\) [\d.]+% 100%\)$/);
+    expect(fill()).toMatch(/var\(--si\) [\d.]+% 100%\)$/);
   });
 });

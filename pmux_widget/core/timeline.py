@@ -17,16 +17,20 @@ from typing import NamedTuple
 from pmux_widget.core.model import ATTENTION_STATES, Session, State, Tokens, Transition
 
 __all__ = [
+    "HistoryRow",
     "Insight",
     "Segment",
+    "SegmentColumns",
     "SessionStats",
     "by_session",
     "clip",
     "ended_at",
     "insight",
+    "segment_columns",
     "segments",
     "session_segments",
     "session_stats",
+    "session_stats_rows",
     "stats",
     "today",
 ]
@@ -206,6 +210,92 @@ def segments(
     return out
 
 
+#: A stored transition as bulk reads give it: (session_id, at, state value, source).
+HistoryRow = tuple[str, int, str, str]
+
+
+class SegmentColumns(NamedTuple):
+    """:func:`segments` column by column (the state as its value): what a DataFrame is built
+    from without a Python object per segment."""
+
+    session_id: list[str]
+    host: list[str]
+    state: list[str]
+    start_ms: list[int]
+    end_ms: list[int | None]
+    seconds: list[float]
+    source: list[str]
+
+
+def segment_columns(
+    rows: Iterable[HistoryRow],
+    now_ms: int,
+    since_ms: int | None = None,
+    *,
+    ends: Mapping[str, int] | None = None,
+    hosts: Mapping[str, str] | None = None,
+    default_host: str = "",
+) -> SegmentColumns:
+    """:func:`segments` over plain rows, as columns: the same segments in the same order.
+
+    ``rows`` hold each session's transitions together, oldest first (as the store reads them,
+    ordered by session); a session whose rows are split raises ValueError. This is the path
+    for a month of history (240,000 transitions): one pass, no object per transition or per
+    segment, which made ``timeline()`` several times faster than :func:`segments`."""
+    ends = ends or {}
+    hosts = hosts or {}
+    since = -(2**63) if since_ms is None else min(since_ms, now_ms)
+    cols = SegmentColumns([], [], [], [], [], [], [])
+    add_sid, add_host, add_state = cols.session_id.append, cols.host.append, cols.state.append
+    add_start, add_end = cols.start_ms.append, cols.end_ms.append
+    add_seconds, add_source = cols.seconds.append, cols.source.append
+    seen: set[str] = set()
+
+    def emit(sid: str, host: str, state: str, start: int, end: int | None, source: str) -> None:
+        if start < since:
+            if end is not None and end <= since:
+                return
+            start = since
+        add_sid(sid)
+        add_host(host)
+        add_state(state)
+        add_start(start)
+        add_end(end)
+        add_seconds(max(0, (now_ms if end is None else end) - start) / 1000)
+        add_source(source)
+
+    sid = host = state = source = ""
+    start = last_at = 0
+    for row_sid, at, row_state, row_source in rows:
+        if row_sid != sid or not seen:
+            if seen:  # the previous session's last segment
+                end = ends.get(sid)
+                emit(sid, host, state, start, None if end is None else max(end, last_at), source)
+            if row_sid in seen:
+                raise ValueError(f"segment_columns: the rows of session {row_sid} are not together")
+            seen.add(row_sid)
+            sid, host = row_sid, hosts.get(row_sid, default_host)
+            state, start, source = row_state, at, row_source
+        elif row_state != state:
+            # inlined emit() for the common case (~every row): the hot loop of a month
+            if start < since:
+                emit(sid, host, state, start, at, source)
+            else:
+                add_sid(sid)
+                add_host(host)
+                add_state(state)
+                add_start(start)
+                add_end(at)
+                add_seconds(max(0, at - start) / 1000)
+                add_source(source)
+            state, start, source = row_state, at, row_source
+        last_at = at
+    if seen:
+        end = ends.get(sid)
+        emit(sid, host, state, start, None if end is None else max(end, last_at), source)
+    return cols
+
+
 def session_stats(
     transitions: Sequence[Transition],
     now_ms: int,
@@ -219,13 +309,56 @@ def session_stats(
     Waits and responses are followed on the unclipped segments, so a wait that began before
     the window and was answered inside it counts with its full length."""
     session_id = transitions[0].session_id if transitions else ""
+    return _stats(session_id, _spans(transitions, end_ms), now_ms, since_ms, tokens)
+
+
+def session_stats_rows(
+    rows: Sequence[HistoryRow],
+    now_ms: int,
+    since_ms: int | None = None,
+    *,
+    end_ms: int | None = None,
+    tokens: Tokens | None = None,
+) -> SessionStats:
+    """:func:`session_stats` over ONE session's plain rows (oldest first, as the store reads
+    them): ``stats()`` on a month of history builds no Transition per row."""
+    session_id = rows[0][0] if rows else ""
+    return _stats(session_id, _row_spans(rows, end_ms), now_ms, since_ms, tokens)
+
+
+_STATES = {state.value: state for state in State}
+
+
+def _row_spans(rows: Sequence[HistoryRow], end_ms: int | None) -> list[_Span]:
+    """:func:`_spans` over plain rows (the state turned into a :class:`State` per segment)."""
+    out: list[_Span] = []
+    if not rows:
+        return out
+    session_id, start, value, source = rows[0]
+    for _, at, to_value, to_source in rows:
+        if to_value != value:
+            out.append((session_id, _STATES[value], start, at, source))
+            value, start, source = to_value, at, to_source
+    last_at = rows[-1][1]
+    end = None if end_ms is None else max(end_ms, last_at)
+    out.append((session_id, _STATES[value], start, end, source))
+    return out
+
+
+def _stats(
+    session_id: str,
+    spans: list[_Span],
+    now_ms: int,
+    since_ms: int | None,
+    tokens: Tokens | None,
+) -> SessionStats:
     since = min(since_ms, now_ms) if since_ms is not None else -(2**63)
     ms = dict.fromkeys(State, 0)  # whole ms, summed exactly
     waits = 0
     turns = 0
     responses: list[float] = []
     wait_start: int | None = None
-    for _, state, start, end, _source in _spans(transitions, end_ms):
+    for _, state, start, end, _source in spans:
         stop = now_ms if end is None else end
         if stop > since:
             ms[state] += max(0, stop - max(start, since))

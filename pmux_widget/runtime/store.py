@@ -451,7 +451,28 @@ class Store:
 
         With ``since_ms``: those from each session's last one at or before it (the state the
         session was in at ``since_ms``) on; sessions that began later, all of theirs."""
-        columns = "t.session_id, t.at, t.from_state, t.to_state, t.source"
+        rows = self._read_transitions(
+            "t.session_id, t.at, t.from_state, t.to_state, t.source", session_id, since_ms
+        )
+        states = {state.value: state for state in State}
+        return [
+            Transition(sid, at, states[before] if before else None, states[after], source)
+            for sid, at, before, after, source in rows
+        ]
+
+    def transition_rows(
+        self, session_id: str | None = None, since_ms: int | None = None
+    ) -> list[tuple[str, int, str, str]]:
+        """:meth:`transitions` as plain (session_id, at, to_state, source) tuples, same rows and
+        order: what ``timeline()`` reads (a month of history is 240,000 rows, and building a
+        Transition per row cost more than the query)."""
+        return self._read_transitions(
+            "t.session_id, t.at, t.to_state, t.source", session_id, since_ms
+        )
+
+    def _read_transitions(
+        self, columns: str, session_id: str | None, since_ms: int | None
+    ) -> list[Any]:
         params: list[Any] = []
         if since_ms is None:
             query = f"SELECT {columns} FROM transitions t"
@@ -471,12 +492,7 @@ class Store:
             params.append(session_id)
         query += f" ORDER BY t.session_id, t.at, t.{self._order}"
         with self._read_lock:
-            rows = self._reader().execute(query, params).fetchall()
-        states = {state.value: state for state in State}
-        return [
-            Transition(sid, at, states[before] if before else None, states[after], source)
-            for sid, at, before, after, source in rows
-        ]
+            return self._reader().execute(query, params).fetchall()
 
     def prune(self, now_ms: int | None = None) -> list[str]:
         """Forget ended sessions whose last activity is older than the retention: their record,

@@ -13,6 +13,7 @@ import { el, setAttr, setData, setHidden, text } from "../dom";
 import { describeSource } from "../format";
 import { LABEL } from "../states";
 import { formatLength, segmentsIn, type Segment, type Transition } from "../timeline";
+import type { State } from "../types";
 
 /** What a strip reads: the session's transitions, the range, the clocks. */
 export interface TimelineSource {
@@ -208,6 +209,17 @@ export class StripView {
   }
 }
 
+/** Each state's color in the fill, by a short name (widget.css maps --sb… to --pmux-seg-*):
+ * 500 strips × 200 segments are written and parsed at first render, and one strip's whole fill
+ * on every transition (P14); the long names made that string ~1.6x longer. */
+export const SEG_COLOR: Record<State, string> = {
+  busy: "var(--sb)",
+  "needs-input": "var(--sn)",
+  review: "var(--sr)",
+  idle: "var(--si)",
+  unknown: "var(--su)",
+};
+
 /** The strip's fill: one color stop pair per segment, transparent before the history. */
 export function gradient(segments: readonly Segment[], from: number, range: number): string {
   if (!segments.length) return "none";
@@ -217,7 +229,7 @@ export function gradient(segments: readonly Segment[], from: number, range: numb
     const a = round(((Math.max(seg.start, from) - from) / range) * 100);
     const b = round(((seg.end - from) / range) * 100);
     if (a > cursor) stops.push(`transparent ${cursor}% ${a}%`);
-    stops.push(`var(--pmux-seg-${seg.state}) ${a}% ${b}%`);
+    stops.push(`${SEG_COLOR[seg.state]} ${a}% ${b}%`);
     cursor = b;
   }
   if (cursor < 100) stops.push(`transparent ${cursor}% 100%`);
