@@ -6,7 +6,6 @@ dimmed rows included), in the light and the dark theme.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +20,8 @@ from pmux_widget.runtime.hub import Hub
 
 from ..helpers import post_hook
 from ..nats_server import NatsServer, nats_server_binary
-from .conftest import DARK, LIGHT, LabPage, Workspace
-from .test_ux_browser import axe_violations
+from .conftest import LabPage, Workspace
+from .test_ux_browser import assert_no_axe_violation_with_the_sheet_open
 from .test_widget_browser import shown
 
 pytestmark = [
@@ -99,15 +98,7 @@ def test_the_fleet_widget_groups_by_host_and_dims_an_offline_one_within_aa(
         assert "offline · last seen" in offline.locator(".pmux-host-status").inner_text()
         assert offline.locator(".pmux-row").count() == 2
 
-        lab.root().locator(".pmux-bell").click()
-        lab.root().locator(".pmux-sheet").wait_for(state="visible")
-        found = {"light": axe_violations(lab)}
-        try:
-            lab.set_theme(DARK)
-            found["dark"] = axe_violations(lab)
-        finally:
-            lab.set_theme(LIGHT)
-        assert found == {"light": [], "dark": []}, json.dumps(found, indent=1)
+        assert_no_axe_violation_with_the_sheet_open(lab)
     finally:
         for publisher in publishers.values():
             publisher.stop()

@@ -86,6 +86,22 @@ def submit(tc: TmuxClaude, text: str) -> float:
     return press(tc, "Enter")
 
 
+def submit_busy(tr: Tracked, timings: Timings, sid: str, text: str, label: str) -> float:
+    """Submit ``text``: the session must turn busy by its UserPromptSubmit; the Enter's time."""
+    t_enter = submit(tr.tc, text)
+    reach(
+        tr,
+        timings,
+        sid,
+        State.BUSY,
+        t_enter,
+        label,
+        KEY_BUDGET_MS,
+        sources=("hook:UserPromptSubmit",),
+    )
+    return t_enter
+
+
 def screen_time(tc: TmuxClaude, pattern: re.Pattern[str] | str, timeout: float = 30.0) -> float:
     """Poll the screen every 20 ms; the monotonic time ``pattern`` was first seen."""
     rx = re.compile(pattern) if isinstance(pattern, str) else pattern
@@ -456,17 +472,7 @@ def test_escape_while_streaming(tracked_claude: Tracked, timings: Timings) -> No
     tc = tr.tc
     sid = tc.session_id()
     assert sid is not None
-    t_enter = submit(tc, "please stream slowly")
-    reach(
-        tr,
-        timings,
-        sid,
-        State.BUSY,
-        t_enter,
-        "Enter → busy",
-        KEY_BUDGET_MS,
-        sources=("hook:UserPromptSubmit",),
-    )
+    submit_busy(tr, timings, sid, "please stream slowly", "Enter → busy")
     tc.wait_for_screen(r"line 2 of", 20)
     hooks_before = len(tr.env.hook_events())
     t_esc, s = interrupt(tr, timings, sid, "Escape", "Esc while streaming")
@@ -503,17 +509,7 @@ def test_escape_before_the_first_token(tracked_claude: Tracked, timings: Timings
     tc = tr.tc
     sid = tc.session_id()
     assert sid is not None
-    t_enter = submit(tc, "think it over first")
-    reach(
-        tr,
-        timings,
-        sid,
-        State.BUSY,
-        t_enter,
-        "Enter → busy (slow start)",
-        KEY_BUDGET_MS,
-        sources=("hook:UserPromptSubmit",),
-    )
+    submit_busy(tr, timings, sid, "think it over first", "Enter → busy (slow start)")
     tc.wait_status("busy", 10)
     hooks_before = len(tr.env.hook_events())
     t_esc, s = interrupt(tr, timings, sid, "Escape", "Esc before the first token", ("pid:idle",))
