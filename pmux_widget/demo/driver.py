@@ -4,21 +4,27 @@ A *fleet* is anything with ``start()`` / ``stop()`` / ``describe()`` (:class:`Fl
 (:mod:`pmux_widget.demo`) only talks to that interface, so the fleet is replaceable:
 
 * :class:`ScriptedFleet` (the default; no Claude account, no network, no CLI): five scripted
-  sessions, one thread each, that pipe realistic hook payloads through the INSTALLED hook
-  command (``/bin/sh -c '<command from settings.json>'``, payload on stdin, ``$TMUX_PANE``
-  set for the "tmux" ones) exactly as Claude Code runs it, and append transcript lines to
-  ``<claude>/projects/<encoded cwd>/<session>.jsonl``. Payload shapes, key orders and event
-  orders follow the recordings in ``tests/fixtures/real/*/hooks.jsonl``; transcript records
-  follow ``tests/fixtures/real/*/transcripts``. Each session loops over its own script with
-  jittered pauses; together they show, within ~15 s and then again every minute or so: idle,
-  busy with a current tool, needs-input (PermissionRequest, then the permission Notification),
-  review with the last answer, a StopFailure error, compaction (PreCompact … PostCompact),
-  sub-agents, token and context counts, an Esc interrupt (transcript marker, no hook), an exit
-  (SessionEnd) and a ``/clear``. With ``history`` (``make demo``: an hour), each session first
-  lives that long in the past, in a few seconds: the same scripts on a virtual clock whose
-  pauses stretch to minutes, through the same installed hook script (stamped with the past
-  time: posted to a live hub or spooled for the next), so ``timeline()`` and ``stats()`` have
-  a day to show at once; the live sessions then go on from there.
+  sessions, each a simulated Claude Code process (:mod:`pmux_widget.demo.sim_claude`) in a
+  window of a private tmux server (``tmux -L pmux-demo-<pid>``; the fifth outside tmux). Each
+  writes its PID file like the CLI, pipes realistic hook payloads through the INSTALLED hook
+  command (``/bin/sh -c '<command from settings.json>'``, payload on stdin, its pane's
+  ``$TMUX_PANE``) exactly as Claude Code runs it, appends transcript lines to
+  ``<claude>/projects/<encoded cwd>/<session>.jsonl``, draws the CLI's screens and answers
+  keys, so pmux-widget's actions reach it through the same checks as a real CLI. Payload
+  shapes, key orders and event orders follow the recordings in
+  ``tests/fixtures/real/*/hooks.jsonl``; transcript records follow
+  ``tests/fixtures/real/*/transcripts``. Each session loops over its own script with jittered
+  pauses (a key press overrides the script's decision); together they show, within ~15 s and
+  then again every minute or so: idle, busy with a current tool, needs-input
+  (PermissionRequest, then the permission Notification), review with the last answer, a
+  StopFailure error, compaction (PreCompact … PostCompact), sub-agents, token and context
+  counts, an Esc interrupt (transcript marker, no hook), an exit (SessionEnd) and a ``/clear``.
+  With ``history`` (``make demo``: an hour), each session first lives that long in the past, in
+  a few seconds, in this process: the same scripts on a virtual clock whose pauses stretch to
+  minutes, through the same installed hook script (stamped with the past time: posted to a live
+  hub or spooled for the next), so ``timeline()`` and ``stats()`` have a day to show at once;
+  the sessions' processes then go on from there. Without tmux, the sessions run as threads of
+  this process (no terminal: no actions).
 * :class:`RealFleet` (``--real``): real Claude Code CLIs in private tmux servers against the
   scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes, plus one
   undriven session, ``playground``, for the notebook's actions.
