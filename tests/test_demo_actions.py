@@ -4,7 +4,8 @@ CLI's (``runtime.actions.act``: state, PID file, the tmux pane that holds the pr
 screen), and each process reacts as the real CLI does.
 
 Real components: the demo's private tmux server, the installed hook script, a real hub with
-its file sources (PID files, transcripts). The fleet runs at twice the demo's speed.
+its file sources (PID files, transcripts). The fleet runs at twice the demo's speed (four
+times where no action races the script).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class Demo:
 
 
 @pytest.fixture
-def demo(tmp_path: Path) -> Iterator[Demo]:
+def demo(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Demo]:
+    speed = getattr(request, "param", SPEED)
     claude = tmp_path / "claude"
     (claude / "projects").mkdir(parents=True)
     home = PmuxHome(tmp_path / "pmux")
@@ -93,7 +95,7 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
     hub = make_hub(home=home.root, claude_home=claude).start()
     seen = Seen()
     hub.call(lambda: hub.add_listener(seen))
-    fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", seed=11, speed=SPEED)
+    fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", seed=11, speed=speed)
     try:
         fleet.start()
         assert fleet.panes is not None, fleet.note
@@ -197,6 +199,7 @@ def test_the_scripted_fleet_answers_every_action(demo: Demo) -> None:
     assert ("busy", "action:send") in after or ("busy", "hook:UserPromptSubmit") in after, after
 
 
+@pytest.mark.parametrize("demo", [4.0], indirect=True)
 def test_actions_on_the_session_outside_tmux_are_refused(demo: Demo) -> None:
     s = demo.wait_for("data-pipeline", lambda x: x.running and x.pid, 20, "never running")
     # idle, review and busy all take a prompt: refused only because no pane holds it
@@ -204,6 +207,7 @@ def test_actions_on_the_session_outside_tmux_are_refused(demo: Demo) -> None:
         act(demo.hub, s.session_id, "send", text="hi")
 
 
+@pytest.mark.parametrize("demo", [4.0], indirect=True)
 def test_each_pane_shows_what_the_real_cli_shows(demo: Demo) -> None:
     """The screens are what ``claude.screen`` reads: a dialog while needs-input, the busy
     footer while busy, an empty prompt box when idle."""
@@ -225,3 +229,31 @@ def test_each_pane_shows_what_the_real_cli_shows(demo: Demo) -> None:
         what="no empty prompt box",
     )
     assert idle.dialog is None
+
+
+def test_without_tmux_the_fleet_runs_as_threads_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude = tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    home = PmuxHome(tmp_path / "pmux")
+    hooks.install(claude / "settings.json", home.ensure())
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    with monkeypatch.context() as patched:
+        patched.setenv("PATH", str(empty))  # a machine without tmux
+        fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", sessions=1, speed=4)
+    assert fleet.panes is None
+    assert fleet.note is not None and "tmux is not installed" in fleet.note
+    assert any("tmux is not installed" in line for line in fleet.describe())
+    hub = make_hub(home=home.root, claude_home=claude).start()
+    try:
+        fleet.start()
+        demo = Demo(hub, fleet, Seen())
+        s = demo.wait_for("acme-api", lambda x: x.state is State.BUSY, 20, "never busy")
+        # no process to prove, no pane: refused with the reason, nothing typed
+        with pytest.raises(ActionError, match="its Claude process is not running"):
+            act(hub, s.session_id, "interrupt")
+    finally:
+        fleet.stop()
+        hub.stop()

@@ -344,9 +344,14 @@ class PaneFleet:
         root = str(Path(pmux_widget.__file__).resolve().parents[1])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         unset = "" if in_tmux else "-u TMUX -u TMUX_PANE "
+        # Its messages go to a log, never onto the screen that actions read (nor, for the
+        # one outside tmux, into a tmux window when run-shell ends).
+        log_file = config.with_suffix(".log")
+        out = "" if in_tmux else " >/dev/null"
         return (
             f"exec env {unset}PYTHONPATH={shlex.quote(path)} {shlex.quote(sys.executable)} "
             f"-m pmux_widget.demo.sim_claude {shlex.quote(str(config))}"
+            f"{out} 2>>{shlex.quote(str(log_file))}"
         )
 
     def start(self) -> dict[str, str]:
