@@ -155,7 +155,7 @@ def test_the_scripted_fleet_answers_every_action(demo: Demo) -> None:
     wait_until(lambda: tool_result(s, tool_id), 15, what="the approved tool never ran")
     assert not tool_result(s, tool_id)["is_error"]  # type: ignore[index]
     after = demo.seen.since(s.session_id, mark)
-    assert after[0] == ("busy", "action:approve"), after
+    assert ("busy", "action:approve") in after, after  # the state the key led to
 
     # deny: its next dialog (the edit); "3" → no tool, no Stop: idle
     s = demo.wait_for("acme-api", needs_input, 20, "never asked again")
@@ -169,7 +169,8 @@ def test_the_scripted_fleet_answers_every_action(demo: Demo) -> None:
     last = transcript(s)[-1]["message"]["content"][0]["text"]
     assert last == "[Request interrupted by user for tool use]"
     after = demo.seen.since(s.session_id, mark)
-    assert after[:1] == [("idle", "action:deny")], after
+    assert ("idle", "action:deny") in after, after
+    assert "busy" not in [state for state, _ in after], after  # the tool never ran
     assert all(source != "hook:Stop" for _, source in after), after
 
     # interrupt: infra's turn while it runs; Esc → the marker, no Stop: idle
