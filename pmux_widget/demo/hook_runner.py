@@ -29,11 +29,12 @@ class InstalledHooks:
 
     Claude Code runs each command with ``/bin/sh -c``, the payload (one JSON line) on stdin,
     the session's cwd as working directory, ``CLAUDE_PROJECT_DIR`` set and ``$TMUX_PANE``
-    inherited from its pane. Events without a command of ours are not fired (Claude only runs
+    inherited from its pane (``inherit_tmux``: this process's own; else the ``pane`` given to
+    :meth:`fire`, or none). Events without a command of ours are not fired (Claude only runs
     configured hooks).
     """
 
-    def __init__(self, settings_file: Path, home: Path) -> None:
+    def __init__(self, settings_file: Path, home: Path, *, inherit_tmux: bool = False) -> None:
         settings = json.loads(Path(settings_file).read_text())
         self.commands: dict[str, str] = {}
         for event, groups in (settings.get("hooks") or {}).items():
@@ -43,7 +44,9 @@ class InstalledHooks:
                         self.commands[event] = hook["command"]
         if not self.commands:
             raise RuntimeError(f"no pmux-widget hooks installed in {settings_file}")
-        base = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        # A process in a real pane passes its own $TMUX/$TMUX_PANE on (as Claude does).
+        drop = () if inherit_tmux else ("TMUX", "TMUX_PANE")
+        base = {k: v for k, v in os.environ.items() if k not in drop}
         self.env = {**base, "PMUX_WIDGET_HOME": str(home), "CLAUDECODE": "1"}
         self.fired: Counter[str] = Counter()
         self._lock = threading.Lock()

@@ -210,11 +210,22 @@ class JupyterLab:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no connection file {connection}")
             time.sleep(0.1)
-        client = BlockingKernelClient(connection_file=str(connection))
-        client.load_connection_file()
-        client.start_channels()
+        while True:
+            client = BlockingKernelClient(connection_file=str(connection))
+            client.load_connection_file()
+            client.start_channels()
+            try:
+                client.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
+                break
+            except RuntimeError as exc:
+                # A starting kernel on a busy machine can miss a heartbeat (1 s): the client
+                # then calls it dead, though the server still runs it. Ask again, in time.
+                client.stop_channels()
+                if "died" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                print(f"(the kernel did not answer yet: {exc}; asking again)", file=sys.stderr)
+                time.sleep(0.5)
         try:
-            client.wait_for_ready(timeout=timeout)
             outputs: list[Any] = []
             reply = client.execute_interactive(
                 cell.source,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from .simulated import SimSession
 
 __all__ = [
+    "SCRIPTS",
     "Script",
     "script_compact",
     "script_errors",
@@ -230,3 +231,10 @@ def script_lifecycle(s: SimSession) -> Iterator[float]:
         s.end("clear")  # /clear: a new session id in the same process and pane
         s.start("clear")
         yield 6
+
+
+#: The scripts by name (a session's process is told which one to run by its name).
+SCRIPTS: dict[str, Script] = {
+    script.__name__: script
+    for script in (script_tests, script_subagents, script_errors, script_compact, script_lifecycle)
+}

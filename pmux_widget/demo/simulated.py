@@ -78,6 +78,23 @@ class SimSession:
         self.response: tuple[str, str, dict[str, Any]] | None = None  # (msg id, req id, usage)
         self.virtual: float | None = None
 
+    #: What a live session's process needs to go on with a session seeded in-process.
+    _CARRIED = ("session_id", "prompt_id", "parent", "context", "live", "turn_started")
+
+    def snapshot(self) -> dict[str, Any]:
+        """The session's ids and counters, for :meth:`restore` in another process."""
+        state = {name: getattr(self, name) for name in self._CARRIED}
+        state["transcript"] = str(self.transcript) if self.live else ""
+        return state
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Go on with a session from :meth:`snapshot` (its transcript, its uuid chain)."""
+        for name in self._CARRIED:
+            if name in state:
+                setattr(self, name, state[name])
+        self.transcript = Path(state.get("transcript") or "")
+        self.pending, self.done, self.response = [], [], None
+
     def now(self) -> float:
         """Epoch seconds: the history's clock while one is seeded, else the real one."""
         return time.time() if self.virtual is None else self.virtual
@@ -392,6 +409,40 @@ class SimSession:
         """Part of an answer streamed so far (no hook: streaming fires none)."""
         self.response = None
         self._assistant({"type": "text", "text": text}, "end_turn")
+
+    def reject(self) -> None:
+        """ "No" (or Esc) on the permission dialog, or Esc while a tool runs: no hook at all;
+        each pending tool gets the rejection ``tool_result``, then the "for tool use" marker
+        (as recorded: ``deny``, ``esc_dialog``, ``esc_during_tool``) → idle."""
+        text = (
+            "The user doesn't want to proceed with this tool use. The tool use was rejected "
+            "(eg. if it was a file edit, the new_string was NOT written to the file). STOP what "
+            "you are doing and wait for the user to tell you how to proceed."
+        )
+        pending, self.pending, self.done, self.response = self.pending, [], [], None
+        for tool_id, _, _ in pending:
+            content = {"type": "tool_result", "content": text, "is_error": True,
+                       "tool_use_id": tool_id}  # fmt: skip
+            self._write(
+                self._record(
+                    {
+                        "promptId": self.prompt_id,
+                        "type": "user",
+                        "message": {"role": "user", "content": [content]},
+                        "toolUseResult": "User rejected tool use",
+                    }
+                )
+            )
+        marker = {"type": "text", "text": "[Request interrupted by user for tool use]"}
+        self._write(
+            self._record(
+                {
+                    "promptId": self.prompt_id,
+                    "type": "user",
+                    "message": {"role": "user", "content": [marker]},
+                }
+            )
+        )
 
     def interrupt(self) -> None:
         """Esc while it streams: no hook at all, only the transcript marker → idle."""
