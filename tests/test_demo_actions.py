@@ -146,22 +146,23 @@ def needs_input(s: Session) -> bool:
 def test_the_scripted_fleet_answers_every_action(demo: Demo) -> None:
     hub = demo.hub
 
-    # approve: acme-api asks for its test run; "1" → the tool runs → the turn goes on to review
+    # approve: acme-api asks for its test run; Enter on the selected "1. Yes" → the tool runs
     s = demo.wait_for("acme-api", needs_input, 20, "never asked for permission")
     tool_id = last_tool_use(s)
     mark = demo.seen.mark(s.session_id)
     result = act(hub, s.session_id, "approve", record=hub.record_action)
-    assert result.keys[0] == "1"
+    assert result.keys == ("Enter",)
     wait_until(lambda: tool_result(s, tool_id), 15, what="the approved tool never ran")
     assert not tool_result(s, tool_id)["is_error"]  # type: ignore[index]
     after = demo.seen.since(s.session_id, mark)
     assert ("busy", "action:approve") in after, after  # the state the key led to
 
-    # deny: its next dialog (the edit); "3" → no tool, no Stop: idle
+    # deny: its next dialog (the edit); Down Down onto "3. No", Enter → no tool, no Stop: idle
     s = demo.wait_for("acme-api", needs_input, 20, "never asked again")
     tool_id = last_tool_use(s)
     mark = demo.seen.mark(s.session_id)
-    act(hub, s.session_id, "deny", record=hub.record_action)
+    result = act(hub, s.session_id, "deny", record=hub.record_action)
+    assert result.keys == ("Down", "Down", "Enter")
     demo.wait_for("acme-api", lambda x: x.state is State.IDLE, 10, "not idle after the denial")
     rejected = tool_result(s, tool_id)
     assert rejected is not None and rejected["is_error"], rejected
