@@ -47,7 +47,7 @@ from pmux_widget.core.contract import (
     counts,
 )
 from pmux_widget.core.contract import row as contract_row
-from pmux_widget.core.model import Change, Session, Transition
+from pmux_widget.core.model import Change, Session, State, Transition
 from pmux_widget.runtime import actions
 from pmux_widget.system.clock import now_ms
 
@@ -152,15 +152,25 @@ class StatusWidget(anywidget.AnyWidget):
             if c.notification is not None
         ]
         self._record_history(changes)
-        self._mark({c.session_id for c in changes}, notes)
+        # A session that starts to wait for you is sent at once, not after the coalescing
+        # interval: a dialog's PermissionRequest comes a few ms after its PreToolUse, and the
+        # dot should turn amber before the terminal has drawn the dialog (P11).
+        urgent = any(
+            c.after.state is State.NEEDS_INPUT
+            and (c.before is None or c.before.state is not State.NEEDS_INPUT)
+            for c in changes
+        )
+        self._mark({c.session_id for c in changes}, notes, urgent=urgent)
 
-    def _mark(self, session_ids: set[str], notes: list[NotificationJSON]) -> None:
+    def _mark(
+        self, session_ids: set[str], notes: list[NotificationJSON], *, urgent: bool = False
+    ) -> None:
         with self._lock:
             self._dirty |= session_ids
             self._notes.extend(notes)
-            if self._flush_scheduled:
+            if self._flush_scheduled and not urgent:
                 return
-            wait = self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
+            wait = 0.0 if urgent else self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
             self._flush_scheduled = True
         if wait <= 0:
             self._flush()

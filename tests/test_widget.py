@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+from pmux_widget import widget as widget_module
 from pmux_widget.core import signals as s
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
@@ -129,6 +130,25 @@ def test_bursts_are_coalesced(hub):
     assert len(patches) <= 2 + elapsed // 50  # at most one per 50 ms
     notes = [m for m in recorder.messages if m["type"] == "notify"]
     assert len(notes) == 50 and {n["notification"]["state"] for n in notes} == {"review"}
+    widget.close()
+
+
+def test_a_session_that_starts_to_wait_is_sent_at_once(hub, monkeypatch):
+    """Not after the coalescing interval: a dialog's PermissionRequest comes a few ms after
+    the PreToolUse that was just sent (P11: amber before the dialog is drawn)."""
+    monkeypatch.setattr(widget_module, "MIN_PATCH_INTERVAL", 3600.0)
+    fill(hub, 2)
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+
+    def tool_then_dialog() -> None:
+        hub.apply(s.Stop(at=now_ms(), session_id="s-0001"))  # flushed at once (first)
+        hub.apply(s.Stop(at=now_ms(), session_id="s-0000"))  # waits for the interval
+        hub.apply(s.PermissionRequest(at=now_ms(), session_id="s-0001", tool_name="Bash"))
+
+    hub.call(tool_then_dialog)
+    patches = wait_until(lambda: len(recorder.patches()) >= 2 and recorder.patches(), 10)
+    assert [r["state"] for r in patches[1]["upsert"]] == ["review", "needs-input"]
     widget.close()
 
 
