@@ -6,7 +6,8 @@ check. Latency = from the call to the first sign the CLI reacted to the decisive
 last key the action typed: the digit or Enter of a choice, Esc, the Enter after a prompt):
 its PID file's status changed, or its screen changed from what it showed just before that
 key (both sampled every 10 ms by a sampler thread; key times are recorded by wrapping
-``keys.send_keys``). Budget: p95 ≤ 300 ms over 20 actions of each kind (``--quick``: 3).
+``keys.send_keys``). Approve and deny come 1.2 s after the dialog is drawn, as a click after
+reading it does. Budget: p95 ≤ 300 ms over 20 actions of each kind (``--quick``: 3).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from pmux_widget.system.home import PmuxHome
 __all__ = ["main"]
 
 BUDGET_MS = 300.0
+#: How long the dialog is on screen before the action: a person reads it first.
+READ_S = 1.2
 
 
 class Watch:
@@ -155,6 +158,10 @@ def _measure(quick: bool = False) -> list[Row]:
                         tc.type_prompt(f"run the command ({answer} {i})")
                         _state(hub, sid, State.NEEDS_INPUT, tc)
                         tc.wait_dialog()
+                        # A click comes after the dialog was read, not within its first
+                        # 100-200 ms, when 2.1.332 ignores keys (actions wait out a fresh
+                        # dialog's grace themselves: that is not what P12 measures).
+                        time.sleep(READ_S)
                         samples[answer].append(_one(hub, watch, clock, sid, answer))
                         _state(hub, sid, State.REVIEW if answer == "approve" else State.IDLE, tc)
                     tc.type_prompt(f"stream slowly (round {i})")

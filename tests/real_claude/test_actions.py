@@ -43,7 +43,7 @@ def _markers(tr: Tracked) -> list[str]:
     return sorted(p.name for p in tr.env.cwd.glob("sim-*.txt"))
 
 
-def _typed_view(screen: str) -> tuple[object, ...]:
+def typed_view(screen: str) -> tuple[object, ...]:
     """What a typed key would change: the dialog, its selection, the prompt box (2.1.332
     animates its logo and a status dot, so the whole screen is no witness)."""
     parsed = parse_screen(screen)
@@ -53,12 +53,12 @@ def _typed_view(screen: str) -> tuple[object, ...]:
 
 
 def _refused_types_nothing(tr: Tracked, sid: str, action: str, **kw: str) -> str:
-    before = _typed_view(tr.tc.screen())
+    before = typed_view(tr.tc.screen())
     with pytest.raises(ActionError) as refused:
         act(tr.hub, sid, action, **kw)
     # Nothing typed: the screen is unchanged a moment later (the CLI would echo a key at once).
     time.sleep(0.3)
-    assert _typed_view(tr.tc.screen()) == before
+    assert typed_view(tr.tc.screen()) == before
     return refused.value.reason
 
 

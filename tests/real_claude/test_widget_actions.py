@@ -11,6 +11,7 @@ from pmux_widget.widget import StatusWidget
 
 from ..helpers import wait_until
 from ..test_widget import Recorder
+from .test_actions import typed_view
 from .tracking import Tracked
 
 
@@ -57,12 +58,12 @@ def test_a_click_on_a_dialog_no_longer_shown_is_refused(tracked_claude: Tracked)
     widget = StatusWidget(tr.hub)
     recorder = Recorder(widget)
     try:
-        before = tr.tc.screen()
+        before = typed_view(tr.tc.screen())
         stale = {"type": "action", "session_id": sid, "action": "deny", "token": "busy:1:old"}
         widget._on_front_end_msg(widget, stale, [])
         (answer,) = wait_until(lambda: _answers(recorder), 30, what="the refusal")
         assert answer["ok"] is False and "moved on" in answer["message"], answer
         assert tr.hub.fleet[sid].state is State.NEEDS_INPUT
-        assert tr.tc.screen() == before
+        assert typed_view(tr.tc.screen()) == before  # 2.1.332 animates the rest
     finally:
         widget.close()
