@@ -191,7 +191,11 @@ class Sleepers:
 def write_pid_file(
     homes: Homes, pid: int, session_id: str, cwd: str, status: str, now_ms: int
 ) -> Path:
-    """A ``sessions/<pid>.json`` as Claude Code 2.1.197 writes it (procStart from /proc)."""
+    """A ``sessions/<pid>.json`` as Claude Code 2.1.197 writes it (procStart from /proc).
+
+    Its status is written at ``now_ms``, which must come after ``pid`` started, as with the
+    real CLI: a status older than the process would say the pid was reused since (the hub
+    then takes the session for gone, and P7 measured an idle hub with no live session)."""
     record: dict[str, Any] = {
         "pid": pid,
         "sessionId": session_id,
@@ -205,8 +209,8 @@ def write_pid_file(
         "name": f"{Path(cwd).name}-{session_id[:2]}",
         "nameSource": "derived",
         "status": status,
-        "updatedAt": now_ms - 5_000,
-        "statusUpdatedAt": now_ms - 5_000,
+        "updatedAt": now_ms,
+        "statusUpdatedAt": now_ms,
     }
     if status == "waiting":
         record["waitingFor"] = "permission prompt"

@@ -19,15 +19,16 @@ __all__ = ["capture", "find_pane", "send_keys"]
 PANE_DEPTH = 4
 
 
-def find_pane(pid: int) -> PaneInfo | None:
+def find_pane(pid: int, *, scan: bool = True) -> PaneInfo | None:
     """The pane whose process tree holds ``pid`` (the pane's own process, or below it).
 
     Fast path: the process's own ``TMUX`` / ``TMUX_PANE`` (its environment names the server
     socket and the pane), confirmed by asking that server for the pane's process and finding
-    it among ``pid``'s ancestors — one tmux call. Else every pane of every server is looked at.
+    it among ``pid``'s ancestors — one tmux call. Else, with ``scan``, every pane of every
+    server is looked at (a /proc pass and a tmux call per server: not for every new session).
     """
     named = _pane_from_environ(pid)
-    if named is not None:
+    if named is not None or not scan:
         return named
     panes = list_panes()
     if not panes:
