@@ -128,7 +128,9 @@ def test_bursts_are_coalesced(hub):
     elapsed = max(1, now_ms() - started)
     patches = recorder.patches()
     assert len(patches) <= 2 + elapsed // 50  # at most one per 50 ms
-    notes = [m for m in recorder.messages if m["type"] == "notify"]
+    # A flush sends its patch, then its notifications one by one: wait for the last of them.
+    with_notes = lambda: [m for m in recorder.messages if m["type"] == "notify"]  # noqa: E731
+    notes = wait_until(lambda: len(with_notes()) >= 50 and with_notes(), what="50 notifications")
     assert len(notes) == 50 and {n["notification"]["state"] for n in notes} == {"review"}
     widget.close()
 
