@@ -535,3 +535,15 @@ def run_alone(main: Callable[..., list[Row]], argv: Sequence[str] | None = None)
     rows = main(quick=args.quick)
     print_table(rows)
     sys.exit(0 if all(row[3] for row in rows) else 1)
+
+
+def rows_or_failure(
+    measure: Callable[[bool], list[Row]], quick: bool, name: str, budget: str
+) -> list[Row]:
+    """``measure(quick)``; a real CLI that misbehaves on a loaded machine gives one failed row
+    with the reason, not a crash (``make bench`` exits 2 only when a benchmark is broken)."""
+    try:
+        return measure(quick)
+    except (TimeoutError, RuntimeError, OSError) as exc:
+        log(f"{name.split()[0]} did not complete: {exc!r}")
+        return [(name, f"did not complete: {str(exc)[:120]}", budget, False)]

@@ -18,7 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._util import Row, log, percentile, run_alone, temp_homes, wait_until
+from benchmarks._util import (
+    Row,
+    log,
+    percentile,
+    rows_or_failure,
+    run_alone,
+    temp_homes,
+    wait_until,
+)
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_cli import TmuxClaude
@@ -198,15 +206,7 @@ def _measure(quick: bool = False) -> list[Row]:
 
 
 def main(quick: bool = False) -> list[Row]:
-    """The rows; a real CLI that misbehaves on a loaded machine gives a failed row with the
-    reason, not a crash (``make bench`` exits 2 only when a benchmark itself is broken)."""
-    try:
-        return _measure(quick)
-    except (TimeoutError, RuntimeError, OSError) as exc:
-        log(f"P12 did not complete: {exc!r}")
-        return [
-            ("P12 action → CLI reacted", f"did not complete: {str(exc)[:120]}", "<= 300 ms", False)
-        ]
+    return rows_or_failure(_measure, quick, "P12 action → CLI reacted", "<= 300 ms")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._util import Row, log, percentile, run_alone
+from benchmarks._util import Row, log, percentile, rows_or_failure, run_alone
 from benchmarks.bench_browser import _OBSERVE, _clock_offset_ms
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import (
@@ -191,20 +191,7 @@ def _measure(quick: bool = False) -> list[Row]:
 
 
 def main(quick: bool = False) -> list[Row]:
-    """The rows; a real CLI that misbehaves on a loaded machine gives a failed row with the
-    reason, not a crash (``make bench`` exits 2 only when a benchmark itself is broken)."""
-    try:
-        return _measure(quick)
-    except (TimeoutError, RuntimeError, OSError) as exc:
-        log(f"P11 did not complete: {exc!r}")
-        return [
-            (
-                "P11 dialog → amber dot (browser)",
-                f"did not complete: {str(exc)[:120]}",
-                "≤ 0 ms",
-                False,
-            )
-        ]
+    return rows_or_failure(_measure, quick, "P11 dialog → amber dot (browser)", "≤ 0 ms")
 
 
 if __name__ == "__main__":
