@@ -103,7 +103,9 @@ class StatusWidget(anywidget.AnyWidget):
         self._dirty: set[str] = set()
         self._notes: list[NotificationJSON] = []
         self._seq = 0
-        self._last_flush = 0.0
+        # None: never flushed. A 0.0 here compared with time.monotonic(), which counts from the
+        # machine's boot: on a machine up for less than the interval the first change waited.
+        self._last_flush: float | None = None
         self._flush_scheduled = False
         self._hosts_sent: dict[str, bool] = {}
         self.patches_sent = 0
@@ -170,7 +172,9 @@ class StatusWidget(anywidget.AnyWidget):
             self._notes.extend(notes)
             if self._flush_scheduled and not urgent:
                 return
-            wait = 0.0 if urgent else self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
+            wait = 0.0
+            if not urgent and self._last_flush is not None:
+                wait = self._last_flush + MIN_PATCH_INTERVAL - time.monotonic()
             self._flush_scheduled = True
         if wait <= 0:
             self._flush()

@@ -8,6 +8,7 @@ before any test runs, so code that falls back to the defaults can never touch th
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,20 @@ _GUARD = Path(os.environ.get("TMPDIR", "/tmp")) / f"pmux-test-guard-{os.getpid()
 os.environ["CLAUDE_CONFIG_DIR"] = str(_GUARD / "claude")
 os.environ["PMUX_WIDGET_HOME"] = str(_GUARD / "pmux")
 os.environ.setdefault("PMUX_WIDGET_POLL_SECONDS", "3600")  # tests poll explicitly
+
+# Every test process runs as on a machine booted a moment ago: time.monotonic() counts from
+# the boot, and a rule that compared it with a zero start (the widget's first flush waited
+# for the coalescing interval past the boot) passed only on machines up for long enough.
+# Shifted, never frozen: it advances as the real clock does, and asyncio's loop.time() (which
+# calls time.monotonic) follows it. PMUX_TEST_REAL_MONOTONIC=1 turns it off.
+if os.environ.get("PMUX_TEST_REAL_MONOTONIC") != "1":
+    _real_monotonic = time.monotonic
+    _BOOT = _real_monotonic() - 0.001
+
+    def _since_boot() -> float:
+        return _real_monotonic() - _BOOT
+
+    time.monotonic = _since_boot
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
