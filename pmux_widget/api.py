@@ -205,7 +205,8 @@ def wait_for(
     event loop in this thread, e.g. a notebook cell), it returns an
     awaitable :class:`Wait`: ``await pmux_widget.wait_for(sid, "review")``, or block with
     ``.result()``. Called with no running loop (a script), it blocks and returns the
-    :class:`Session`. Raises TimeoutError after ``timeout`` seconds.
+    :class:`Session` (nothing for ``asyncio.run()`` to run: the wait is over). Raises
+    TimeoutError after ``timeout`` seconds.
     """
     waiter = Wait(hub(), session_id, _states(state), timeout)
     try:

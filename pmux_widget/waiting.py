@@ -1,17 +1,19 @@
 """Waiting on sessions from cells: :class:`Wait` (until a session reaches a state) and
 :class:`Ask` (send a prompt, wait for the end of its turn, give the :class:`Answer`).
 
-Both arm a listener on the hub thread and resolve from it; ``await`` them in a notebook, or
-call ``.result()`` to block.
+Both arm a listener on the hub thread and resolve from it; ``await`` them in a notebook, hand
+them to ``asyncio.run()`` in a script, or call ``.result()`` to block.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable, Coroutine, Generator
+from types import TracebackType
+from typing import Any, TypeVar
 
 from pmux_widget.claude.transcript import last_answer
 from pmux_widget.core.model import Change, Session, State
@@ -21,8 +23,49 @@ from pmux_widget.system.clock import now_ms
 
 __all__ = ["Answer", "Ask", "Wait"]
 
+_T = TypeVar("_T")
 
-class Wait:
+
+class _Pending(Coroutine[Any, Any, _T]):
+    """Awaitable, and a coroutine too: ``asyncio.run()`` (and ``create_task()``) take only
+    coroutines, and ``asyncio.run(session.ask("…"))`` is a script's first try.
+
+    The work is started by the constructor (the prompt goes out at call time); the coroutine
+    only waits for its end. It is made on first use, so that ``.result()`` alone leaves no
+    "never awaited" coroutine behind; each ``await`` gets its own.
+    """
+
+    _coroutine: Coroutine[Any, Any, _T] | None = None
+
+    def _run(self) -> Coroutine[Any, Any, _T]:
+        raise NotImplementedError
+
+    def __await__(self) -> Generator[Any, None, _T]:
+        return self._run().__await__()
+
+    def _started(self) -> Coroutine[Any, Any, _T]:
+        if self._coroutine is None:
+            self._coroutine = self._run()
+        return self._coroutine
+
+    def send(self, value: Any) -> Any:
+        return self._started().send(value)
+
+    def throw(
+        self,
+        typ: Any,
+        val: Any = None,
+        tb: TracebackType | None = None,
+        /,
+    ) -> Any:
+        return self._started().throw(typ, val, tb)
+
+    def close(self) -> None:
+        if self._coroutine is not None:
+            self._coroutine.close()
+
+
+class Wait(_Pending[Session]):
     """A pending :func:`wait_for`: ``await`` it, or call :meth:`result` to block."""
 
     def __init__(
@@ -85,14 +128,11 @@ class Wait:
         assert self._session is not None
         return self._session
 
-    def __await__(self) -> Generator[Any, None, Session]:
-        return self._wait_async().__await__()
-
-    async def _wait_async(self) -> Session:
+    async def _run(self) -> Session:
         if not self._done.is_set():
             loop = asyncio.get_running_loop()
             woken = asyncio.Event()
-            self._waiters.append(lambda: loop.call_soon_threadsafe(woken.set))
+            self._waiters.append(lambda: _wake(loop, woken))
             if not self._done.is_set():
                 try:
                     await asyncio.wait_for(woken.wait(), self.timeout)
@@ -111,6 +151,12 @@ class Wait:
         status = "done" if self._done.is_set() else "waiting"
         states = sorted(s.value for s in self.states)
         return f"<Wait {self.session_id or 'any'} → {states}: {status}>"
+
+
+def _wake(loop: asyncio.AbstractEventLoop, woken: asyncio.Event) -> None:
+    # (a script's asyncio.run() may have closed its loop after a timeout: nobody waits then)
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(woken.set)
 
 
 class Answer(str):
@@ -142,8 +188,14 @@ _TURN_ENDS = frozenset({State.REVIEW, State.IDLE, State.NEEDS_INPUT})
 _ANSWER_SETTLE_S = 2.0
 
 
-class Ask:
-    """A pending :meth:`Session.ask`: ``await`` it, or call :meth:`result` to block."""
+def _quotes(snippet: str, text: str) -> bool:
+    """Whether ``snippet`` (a clipped, whitespace-collapsed quote) comes from ``text``."""
+    return snippet.removesuffix("…") in " ".join(text.split())
+
+
+class Ask(_Pending[Answer]):
+    """A pending :meth:`Session.ask`: ``await`` it, ``asyncio.run()`` it, or call
+    :meth:`result` to block. The prompt is sent when it is made."""
 
     def __init__(self, target: Hub, session_id: str, text: str | None, timeout: float | None):
         self._hub = target
@@ -173,10 +225,7 @@ class Ask:
     def result(self, timeout: float | None = None) -> Answer:
         return self._answer(self._wait.result(timeout))
 
-    def __await__(self) -> Generator[Any, None, Answer]:
-        return self._await().__await__()
-
-    async def _await(self) -> Answer:
+    async def _run(self) -> Answer:
         session = await self._wait
         return await asyncio.get_running_loop().run_in_executor(None, self._answer, session)
 
@@ -186,10 +235,17 @@ class Ask:
             return Answer(f"[waiting for permission: {asked}]", session)
         text = None
         if session.transcript_path and session.state is State.REVIEW:
+            # The turn's earlier texts ("I'll run the tests first.") may be all the transcript
+            # holds yet: its answer is the one the Stop hook quoted (clipped) when it has one.
+            quoted = (
+                session.last_assistant if session.tracking.assistant_at >= self.sent_at else None
+            )
             deadline = time.monotonic() + _ANSWER_SETTLE_S
             while text is None and time.monotonic() < deadline:
-                text = last_answer(session.transcript_path, self.sent_at)
-                if text is None:
+                found = last_answer(session.transcript_path, self.sent_at)
+                if found is not None and (quoted is None or _quotes(quoted, found)):
+                    text = found
+                else:
                     time.sleep(0.05)
         return Answer(text or session.last_assistant or "", session)
 
