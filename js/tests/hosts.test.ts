@@ -6,7 +6,7 @@ import { SessionStore } from "../src/store";
 import type { Host, Row } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
 import { makeRow, T0 } from "../testing/fixtures";
-import { mount, q, rowIds, visible, type Mounted } from "./helpers";
+import { mount, q, rowIds, visible, watch, type Mounted } from "./helpers";
 
 let mounted: (Mounted & { uninit(): void }) | null = null;
 const NOW = T0 + 12_000;
@@ -200,6 +200,110 @@ describe("counts, title and bell cover every host", () => {
     q<HTMLButtonElement>(root, ".pmux-bell").click();
     const names = [...root.querySelectorAll(".pmux-sheet-item .pmux-name")].map((n) => n.textContent);
     expect(names).toEqual(["a1 · alpha", "b1 · bravo"]);
+  });
+});
+
+describe("the Ended section of a fleet", () => {
+  /** `n` seconds before NOW */
+  const ago = (n: number) => NOW - n * 1000;
+  const gone = (id: string, host: string | undefined, workspace: string, secondsAgo: number): Row =>
+    makeRow({ session_id: id, host, workspace, ended: true, running: false, state_since: ago(secondsAgo) });
+  const open = (root: HTMLElement) => {
+    const ended = q<HTMLDetailsElement>(root, ".pmux-ended");
+    ended.open = true;
+    ended.dispatchEvent(new Event("toggle"));
+    return ended;
+  };
+  const endedHosts = (root: ParentNode) =>
+    [...root.querySelectorAll<HTMLElement>(".pmux-ended .pmux-ended-host")].map((h) => h.dataset.host);
+  const endedHost = (root: ParentNode, host: string) => q(root, `.pmux-ended-host[data-host="${host}"]`);
+  const workspacesIn = (node: ParentNode) =>
+    [...node.querySelectorAll<HTMLElement>(".pmux-ended-group")].map((g) => g.dataset.workspace);
+  const head = (node: ParentNode, ws: string) => q(node, `.pmux-ended-group[data-workspace="${ws}"] .pmux-group-head`);
+
+  it("groups by host, then workspace, newest first at every level (headers for 2+ only)", async () => {
+    const { root } = await show(
+      [
+        ...fleet(),
+        gone("a9", "alpha", "api", 50),
+        gone("b9", "bravo", "ops", 10),
+        gone("a8", "alpha", "web", 20),
+        gone("a7", "alpha", "api", 30),
+      ],
+      { alpha: on(), bravo: on() },
+    );
+    const ended = open(root);
+    expect(endedHosts(root)).toEqual(["bravo", "alpha"]); // bravo's ended last
+    expect(workspacesIn(endedHost(root, "alpha"))).toEqual(["web", "api"]);
+    expect(rowIds(root, ".pmux-ended")).toEqual(["b9", "a8", "a7", "a9"]);
+    expect(visible(head(endedHost(root, "alpha"), "api"))).toBe(true);
+    expect(q(endedHost(root, "alpha"), '[data-workspace="api"] .pmux-group-summary').textContent).toBe("2 sessions");
+    expect(visible(head(endedHost(root, "alpha"), "web"))).toBe(false);
+    expect(q(endedHost(root, "alpha"), ".pmux-host-name").textContent).toBe("alpha");
+    expect(q(endedHost(root, "alpha"), ".pmux-host-summary").textContent).toBe("3 sessions");
+    expect(q(endedHost(root, "bravo"), ".pmux-rows").getAttribute("aria-label")).toBe("bravo: Ended sessions: ops");
+    // the live list's hosts are not the Ended section's
+    expect(hostNames(root)).toEqual(["bravo", "alpha"]);
+    expect(rowIds(root)).toEqual(["b1", "b2", "a2", "a1", "a3"]);
+    expect(q(ended, "summary").textContent).toBe("Ended (4)");
+  });
+
+  it("follows the live list's host level, keeping its row elements", async () => {
+    const { fake, root } = await show(
+      [
+        makeRow({ session_id: "a1", host: "alpha", workspace: "api" }),
+        makeRow({ session_id: "b1", host: "bravo", workspace: "api" }),
+        gone("a9", "alpha", "api", 20),
+        gone("a8", "alpha", "api", 30),
+      ],
+      { alpha: on(), bravo: on() },
+    );
+    open(root);
+    // every ended row is alpha's, but the fleet has two hosts: the section says whose they are
+    expect(endedHosts(root)).toEqual(["alpha"]);
+    const a9 = q(root, '.pmux-ended [data-session-id="a9"]');
+    // bravo's last live session ends: one host left, no host level anywhere
+    patch(fake, 2, [gone("b1", "bravo", "api", 1)], [], { alpha: on(), bravo: on() });
+    expect(root.querySelector(".pmux-host")).toBeNull();
+    // ...but the ended rows now come from two hosts: grouped by host still
+    expect(endedHosts(root)).toEqual(["bravo", "alpha"]);
+    patch(fake, 3, [], ["b1"]);
+    expect(endedHosts(root)).toEqual([]);
+    expect(workspacesIn(q(root, ".pmux-ended"))).toEqual(["api"]);
+    expect(rowIds(root, ".pmux-ended")).toEqual(["a9", "a8"]);
+    expect(q(root, '.pmux-ended [data-session-id="a9"]')).toBe(a9);
+  });
+
+  it("has no host level over this machine's hub: workspaces only", async () => {
+    const { root } = await show([
+      makeRow({ session_id: "live", workspace: "api" }),
+      gone("g1", undefined, "api", 10),
+      gone("g2", undefined, "web", 20),
+      gone("g3", undefined, "api", 30),
+    ]);
+    open(root);
+    expect(root.querySelector(".pmux-ended-host")).toBeNull();
+    expect(workspacesIn(q(root, ".pmux-ended"))).toEqual(["api", "web"]);
+    expect(rowIds(root, ".pmux-ended")).toEqual(["g1", "g3", "g2"]);
+    expect(q(root, '.pmux-ended [data-workspace="web"] .pmux-rows').getAttribute("aria-label")).toBe(
+      "Ended sessions: web",
+    );
+  });
+
+  it("touches nothing for a patch that changes nothing, and moves only what moved", async () => {
+    const rows = [...fleet(), gone("a9", "alpha", "api", 50), gone("a8", "alpha", "web", 20), gone("b9", "bravo", "ops", 10)];
+    const { fake, root } = await show(rows, { alpha: on(), bravo: on() });
+    const ended = open(root);
+    const seen = watch(ended);
+    patch(fake, 2, rows.slice(5).map((r) => ({ ...r })));
+    expect(seen.take()).toEqual([]);
+    // a9 ends again later (a resumed session's new end): its host and workspace come first
+    patch(fake, 3, [gone("a9", "alpha", "api", 1)]);
+    expect(endedHosts(root)).toEqual(["alpha", "bravo"]);
+    expect(rowIds(root, ".pmux-ended")).toEqual(["a9", "a8", "b9"]);
+    const moved = seen.take().filter((m) => m.type === "childList" && m.addedNodes.length > 0);
+    expect(moved.length).toBeLessThanOrEqual(2); // alpha's section and its api group
+    seen.stop();
   });
 });
 

@@ -1,4 +1,4 @@
-// The session list: live rows in groups, plus a collapsed "Ended" section.
+// The session list: live rows in groups, plus a collapsed "Ended" section (ended.ts).
 //
 // Two groupings (remembered per browser, see view.ts): by workspace, under a pinned "Needs you"
 // block that holds every needs-input row, longest-waiting first; or by state (Needs you /
@@ -17,6 +17,7 @@ import { formatAge, plural } from "../format";
 import { byCode, byName } from "../order";
 import { emptyCounts, isAttention, mostUrgent, rank } from "../states";
 import type { Host, Row, State } from "../types";
+import { EndedSection } from "./ended";
 import { RowView, type RowActions, workspaceOf } from "./row";
 
 export type Grouping = "workspace" | "state";
@@ -450,6 +451,7 @@ export class SessionList {
       for (const host of this.hostOrder) fragment.appendChild(host.el);
       this.groupsEl.appendChild(fragment);
     }
+    this.ended.setHostLevel(this.multi, now);
   }
 
   /** Apply the order held while the pointer or focus was in the list: every row to its group,
@@ -643,117 +645,5 @@ export class SessionList {
     } else {
       this.refreshHost(host);
     }
-  }
-}
-
-/** How many ended sessions are listed (the newest); the rest are counted, not shown. */
-export const ENDED_SHOWN = 10;
-
-/** Ended sessions, in a <details> closed by default: the last ENDED_SHOWN, newest first, and a
- * "Clear" that forgets the ones shown so far (in this view). Their rows are only built once the
- * user opens it: nobody pays for the history they do not look at. */
-export class EndedSection {
-  readonly el: HTMLDetailsElement;
-  private readonly list: HTMLUListElement;
-  private readonly summaryText: Text;
-  private readonly more: HTMLParagraphElement;
-  private readonly moreText: Text;
-  private readonly rows = new Map<string, Row>();
-  private readonly cleared = new Set<string>();
-  private readonly views = new Map<string, RowView>();
-  private built = false;
-
-  constructor(private readonly actions: RowActions) {
-    this.el = el("details", "pmux-ended");
-    const summary = this.el.appendChild(el("summary", "pmux-ended-summary"));
-    this.summaryText = text(summary);
-    this.list = this.el.appendChild(el("ul", "pmux-rows"));
-    this.list.setAttribute("aria-label", "Ended sessions");
-    const foot = this.el.appendChild(el("div", "pmux-ended-foot"));
-    this.more = foot.appendChild(el("p", "pmux-ended-more"));
-    this.moreText = text(this.more);
-    const clear = foot.appendChild(el("button", "pmux-ended-clear", "Clear"));
-    clear.type = "button";
-    clear.setAttribute("aria-label", "Clear the ended sessions from this list");
-    clear.addEventListener("click", () => this.clear());
-    this.el.hidden = true;
-    this.el.addEventListener("toggle", () => {
-      if (this.el.open && !this.built) this.build(Date.now());
-    });
-  }
-
-  get count(): number {
-    return this.rows.size;
-  }
-
-  rowView(id: string): RowView | undefined {
-    return this.views.get(id);
-  }
-
-  reset(rows: Row[], now: number): void {
-    this.rows.clear();
-    for (const row of rows) if (!this.cleared.has(row.session_id)) this.rows.set(row.session_id, row);
-    this.refresh(now);
-  }
-
-  upsert(row: Row, now: number): void {
-    if (this.cleared.has(row.session_id)) return;
-    this.rows.set(row.session_id, row);
-    this.refresh(now);
-  }
-
-  remove(id: string): void {
-    if (!this.rows.delete(id)) return;
-    this.refresh(Date.now());
-  }
-
-  /** Forget every ended session listed now (they stay in the kernel's fleet and history). */
-  clear(): void {
-    for (const id of this.rows.keys()) this.cleared.add(id);
-    this.rows.clear();
-    this.refresh(Date.now());
-  }
-
-  tick(now: number): void {
-    if (this.el.open) for (const view of this.views.values()) view.tick(now);
-  }
-
-  forEachView(fn: (view: RowView) => void): void {
-    for (const view of this.views.values()) fn(view);
-  }
-
-  /** Build the rows now (the section was opened). */
-  build(now: number): void {
-    this.built = true;
-    this.refresh(now);
-  }
-
-  /** The newest ENDED_SHOWN rows, keyed by id (rows kept, moved only when out of place). */
-  private refresh(now: number): void {
-    const total = this.rows.size;
-    if (this.built) {
-      const shown = [...this.rows.values()]
-        .sort((a, b) => b.state_since - a.state_since || byCode(a.session_id, b.session_id))
-        .slice(0, ENDED_SHOWN);
-      const keep = new Set(shown.map((r) => r.session_id));
-      for (const [id, view] of this.views) {
-        if (keep.has(id)) continue;
-        view.el.remove();
-        this.views.delete(id);
-      }
-      const nodes = shown.map((row) => {
-        let view = this.views.get(row.session_id);
-        if (!view) this.views.set(row.session_id, (view = new RowView(row, now, this.actions)));
-        else if (view.row !== row) view.update(row, now);
-        return view.el;
-      });
-      reorder(this.list, nodes);
-    }
-    setData(this.summaryText, `Ended (${total})`);
-    const older = total - Math.min(total, ENDED_SHOWN);
-    setData(this.moreText, older > 0 ? `${older} older not shown` : "");
-    setHidden(this.more, older === 0);
-    const hidden = total === 0;
-    if (this.el.hidden !== hidden) this.el.hidden = hidden;
   }
 }
