@@ -18,7 +18,7 @@ import pytest
 from pmux_widget.core.model import State
 from pmux_widget.hooks.doctor import doctor
 from pmux_widget.hooks.spool import write_spool_entry
-from pmux_widget.runtime import store as store_module
+from pmux_widget.runtime import store_file
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.store import Store
 
@@ -101,7 +101,7 @@ def test_item12_corrupt_store_hub_starts_rebuilds_from_the_world_and_says_so(
         sent=now_ms() - 500,
     )
     PidFile(homes.claude, sleeper.pid, session_id=LIVE).status("busy")
-    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store_file")
     hub = make_hub().start()
     try:
         assert hub.fleet[SPOOLED].state is State.BUSY  # the spool replayed: no hook lost
@@ -143,8 +143,8 @@ def test_item12_locked_store_held_by_a_stuck_process_hub_starts_anyway(homes, mo
     )
     try:
         assert stuck.stdout is not None and stuck.stdout.readline() == b"locked\n"
-        monkeypatch.setattr(store_module, "STUCK_LOCK_SECONDS", 0.5)
-        caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+        monkeypatch.setattr(store_file, "STUCK_LOCK_SECONDS", 0.5)
+        caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store_file")
         hub = make_hub().start()
         try:
             # what the locked file last committed is kept, and new hooks are stored
@@ -238,7 +238,7 @@ def test_item12_store_locked_while_the_hub_runs_queues_writes_and_loses_nothing(
     in a queue (said once in the log, and by ``doctor`` while it lasts), and once the lock is
     gone every transition is in the file; nothing is moved aside."""
     homes.pmux.ensure()
-    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store_file")
     hub = make_hub().start()
     before = [f"5b1e0c2a-0000-4000-8000-0000before{n:02d}" for n in range(2)]
     during = [f"5b1e0c2a-0000-4000-8000-0000during{n:02d}" for n in range(5)]
@@ -274,8 +274,8 @@ def test_item12_store_locked_too_long_while_the_hub_runs_is_moved_aside_nothing_
     """Past the bound, the locked file goes aside (its last commit copied), the queue is
     written into the new file, and ``doctor`` names the moved file."""
     homes.pmux.ensure()
-    monkeypatch.setattr(store_module, "LOCKED_GIVE_UP_SECONDS", 1.0)
-    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store")
+    monkeypatch.setattr(store_file, "LOCKED_GIVE_UP_SECONDS", 1.0)
+    caplog.set_level(logging.WARNING, logger="pmux_widget.runtime.store_file")
     hub = make_hub().start()
     before = ["5b1e0c2a-0000-4000-8000-00000before"]
     during = [f"5b1e0c2a-0000-4000-8000-0000during{n:02d}" for n in range(3)]
