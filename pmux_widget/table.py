@@ -6,15 +6,18 @@ It says what the widget's rows say, in the same words (:func:`pmux_widget.core.w
 needs-input, what is asked (paths relative to the session's folder, file names kept); review,
 the answer; why, in plain words (``raw_why``: the raw source beside them). It fits the
 terminal: on a wide one, one line per session, what it does last; on a narrow one (80
-columns), what it does on a line of its own under its row, and the token counts left to
-``--json``.
+columns), what it does on a line of its own under its row, and the token counts and the
+context's share left to ``--json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pmux_widget.core.contract import describe_source
@@ -22,14 +25,24 @@ from pmux_widget.core.model import Session
 from pmux_widget.core.wording import context_window, lines
 from pmux_widget.system.clock import now_ms
 
-__all__ = ["age", "clip", "doing", "format_table", "kilo", "terminal_width"]
+__all__ = [
+    "age",
+    "clip",
+    "doing",
+    "format_table",
+    "kilo",
+    "redraw",
+    "terminal_width",
+    "watch",
+]
 
 #: What a session does gets at least this many columns on the rows' line, else a line of its own.
 DOING_MIN = 36
 #: Columns a session's name and its "why" may take before they are shortened.
 NAME_MAX, WHY_MAX = 30, 36
-#: ... and what they keep when the terminal is narrow.
-NAME_MIN, WHY_MIN = 14, 16
+#: ... and what they keep when the terminal is narrow: the name gives up its first columns
+#: (its tmux pane's end goes first), then the "why", then the name again.
+NAME_SHORT, WHY_MIN, NAME_MIN = 16, 16, 12
 GAP = "  "
 _SPACE = re.compile(r"\s+")
 
@@ -139,19 +152,22 @@ def format_table(
     texts = [doing(s) for s in sessions]
     titles = ("STATE", "FOR", "ID", "SESSION", "TOKENS", "CTX", "WHY")
     widths = [max(len(titles[i]), *(len(r[i]) for r in rows)) for i in range(len(titles))]
-    widths[3], widths[6] = min(widths[3], NAME_MAX), min(widths[6], WHY_MAX)
+    widths[3] = min(widths[3], NAME_MAX)
+    widths[6] = min(widths[6], WHY_MAX * (2 if raw_why else 1))
     used = sum(widths) + len(GAP) * len(widths)
     if used + DOING_MIN <= width:  # one line per session, what it does last
         rest = min(width - used, max(len("DOING"), *(len(t) for t in texts)))
         table = [_fit([*titles, "DOING"], [*widths, rest])]
         table += [_fit([*r, t], [*widths, rest]) for r, t in zip(rows, texts, strict=True)]
         return header + "\n" + "\n".join(table)
-    # Narrow: the token counts go (``--json`` has them), what it does gets a line of its own,
-    # and the name and "why" give up columns until the row fits.
-    keep = [0, 1, 2, 3, 5, 6]
+    # Narrow: the token counts and the context's share go (``--json`` has them), what it
+    # does gets a line of its own, the "why" the rest of the row, and the name and the "why"
+    # give up columns until the row fits.
+    keep = [0, 1, 2, 3, 6]
     narrow = [widths[i] for i in keep]
+    narrow[-1] = max(len(r[6]) for r in rows)
     over = sum(narrow) + len(GAP) * (len(narrow) - 1) - width
-    for index, floor in ((5, WHY_MIN), (3, NAME_MIN)):
+    for index, floor in ((3, NAME_SHORT), (4, WHY_MIN), (3, NAME_MIN)):
         if over > 0:
             cut = min(over, max(0, narrow[index] - floor))
             narrow[index] -= cut
@@ -162,3 +178,31 @@ def format_table(
         if t:
             table.append("  " + clip(t, width - 2))
     return header + "\n" + "\n".join(table)
+
+
+def redraw(text: str) -> str:
+    """``text`` drawn over the previous frame: cursor home, each line then the rest of it
+    cleared, then everything below. Clearing the whole screen first made it blink on every
+    refresh."""
+    return "\x1b[H" + "".join(line + "\x1b[K\n" for line in text.splitlines()) + "\x1b[J"
+
+
+def watch(frame: Callable[[], str], interval: float, *, in_place: bool) -> int:
+    """Write ``frame()`` every ``interval`` s until Ctrl+C (then exit 0, the cursor back)."""
+    out = sys.stdout
+    try:
+        if in_place:
+            out.write("\x1b[?25l\x1b[2J")  # the cursor hidden; one clear, at the start only
+        while True:
+            out.write(frame())
+            out.flush()
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:  # `status --watch | head`: the reader left
+        return 0
+    finally:
+        if in_place:
+            with contextlib.suppress(OSError):
+                out.write("\x1b[?25h\n")
+                out.flush()
