@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from typing import Any
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.table import format_table
+from pmux_widget.table import format_table, redraw, watch
 
 __all__ = ["main"]
 
@@ -130,24 +129,22 @@ def cmd_status(args: argparse.Namespace) -> int:
             "(set CLAUDE_CONFIG_DIR if it lives elsewhere).",
             file=sys.stderr,
         )
+    raw_why = bool(getattr(args, "why", False))
     if not args.watch:
         data = snapshot()
         if args.json:
             print(json.dumps({"sessions": data["sessions"], "counts": data["counts"]}, indent=2))
         else:
-            print(format_table(data))
+            print(format_table(data, raw_why=raw_why))
         return EXIT_OK
-    try:
-        while True:
-            data = snapshot()
-            if args.json:
-                print(json.dumps({"sessions": data["sessions"], "counts": data["counts"]}))
-            else:
-                sys.stdout.write("\x1b[H\x1b[2J" + format_table(data) + "\n")
-            sys.stdout.flush()
-            time.sleep(args.interval)
-    except KeyboardInterrupt:
-        return EXIT_OK
+
+    def frame() -> str:
+        data = snapshot()
+        if args.json:
+            return json.dumps({"sessions": data["sessions"], "counts": data["counts"]}) + "\n"
+        return redraw(format_table(data, raw_why=raw_why))
+
+    return watch(frame, args.interval, in_place=not args.json)
 
 
 # -------------------------------------------------------------------------------- serve
@@ -337,7 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--all", action="store_true", help="list ended sessions too (counts stay the live ones)"
     )
-    p.add_argument("--watch", action="store_true", help="refresh until Ctrl+C")
+    p.add_argument(
+        "--why", action="store_true", help="the raw source of each state beside its words"
+    )
+    p.add_argument("--watch", action="store_true", help="refresh in place until Ctrl+C")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes")
     p.add_argument("--fleet", metavar="URL", help="every host's sessions from this NATS server")
     p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")

@@ -1,7 +1,7 @@
 """The fleet commands of ``pmux-widget``: ``status --fleet``, ``serve --fleet``, ``fleet forget``.
 
 Kept apart from cli.py so that the fleet (and nats-py, an optional extra) loads only when a
-command asks for it. The table reuses cli.py's :func:`~pmux_widget.cli.format_table`, once per
+command asks for it. The table is ``status``'s (:func:`pmux_widget.table.format_table`), once per
 host, rows ordered by workspace.
 """
 
@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from pmux_widget.system.clock import now_ms
@@ -68,7 +67,7 @@ def _ago(ms: int, now: int) -> str:
 
 def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bool = False) -> str:
     """Every host's sessions: the fleet's counts, then per host a line and its table."""
-    from pmux_widget.table import format_table
+    from pmux_widget.table import format_table, terminal_width
 
     now = now_ms() if now is None else now
     fleet = _fleet()
@@ -92,7 +91,11 @@ def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bo
                 f"== {host} · OFFLINE (last seen {_ago(int(info.get('last_seen') or 0), now)}) "
                 f"· its last known {len(sessions)} sessions"
             )
-        table = format_table({"sessions": sessions, "counts": fleet.count_json(sessions)}, now)
+        table = format_table(
+            {"sessions": sessions, "counts": fleet.count_json(sessions)},
+            now,
+            width=terminal_width() - 3,
+        )
         block = [title, *("   " + line for line in table.splitlines())]
         if dim and not info.get("online"):
             block = [f"\x1b[2m{line}\x1b[0m" for line in block]
@@ -121,20 +124,19 @@ def status_fleet(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     dim = sys.stdout.isatty()
     try:
-        while True:
+        if not args.watch:
+            data = subscriber.snapshot_json()
+            print(json.dumps(data, indent=2) if args.json else format_fleet_table(data, dim=dim))
+            return EXIT_OK
+        from pmux_widget.table import redraw, watch
+
+        def frame() -> str:
             data = subscriber.snapshot_json()
             if args.json:
-                print(json.dumps(data, indent=None if args.watch else 2))
-            elif args.watch:
-                sys.stdout.write("\x1b[H\x1b[2J" + format_fleet_table(data, dim=dim) + "\n")
-            else:
-                print(format_fleet_table(data, dim=dim))
-            sys.stdout.flush()
-            if not args.watch:
-                return EXIT_OK
-            time.sleep(args.interval)
-    except KeyboardInterrupt:
-        return EXIT_OK
+                return json.dumps(data) + "\n"
+            return redraw(format_fleet_table(data, dim=dim))
+
+        return watch(frame, args.interval, in_place=not args.json)
     finally:
         subscriber.stop()
 

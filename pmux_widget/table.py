@@ -1,13 +1,50 @@
-"""The sessions table that ``pmux-widget status`` prints (and the widget's text form):
-shared by the façades, so none of them imports another for it."""
+"""The sessions table that ``pmux-widget status`` prints (and the widget's text form): shared
+by the façades, so none of them imports another for it.
+
+It says what the widget's rows say, in the same words (:func:`pmux_widget.core.wording.lines`,
+:func:`pmux_widget.core.contract.describe_source`): busy, the current tool and the prompt;
+needs-input, what is asked (paths relative to the session's folder, file names kept); review,
+the answer; why, in plain words (``raw_why``: the raw source beside them). It fits the
+terminal: on a wide one, one line per session, what it does last; on a narrow one (80
+columns), what it does on a line of its own under its row, and the token counts and the
+context's share left to ``--json``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pmux_widget.core.contract import describe_source
+from pmux_widget.core.model import Session
+from pmux_widget.core.wording import context_window, lines
 from pmux_widget.system.clock import now_ms
 
-__all__ = ["age", "format_table", "kilo"]
+__all__ = [
+    "age",
+    "clip",
+    "doing",
+    "format_table",
+    "kilo",
+    "redraw",
+    "terminal_width",
+    "watch",
+]
+
+#: What a session does gets at least this many columns on the rows' line, else a line of its own.
+DOING_MIN = 36
+#: Columns a session's name and its "why" may take before they are shortened.
+NAME_MAX, WHY_MAX = 30, 36
+#: ... and what they keep when the terminal is narrow: the name gives up its first columns
+#: (its tmux pane's end goes first), then the "why", then the name again.
+NAME_SHORT, WHY_MIN, NAME_MIN = 16, 16, 12
+GAP = "  "
+_SPACE = re.compile(r"\s+")
 
 
 def age(since_ms: int, now: int) -> str:
@@ -25,10 +62,73 @@ def kilo(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def format_table(snapshot: dict[str, Any], now: int | None = None) -> str:
-    """A readable table of the snapshot (what ``status`` prints)."""
+def terminal_width() -> int:
+    """The terminal's columns (``$COLUMNS`` first; 80 when not a terminal)."""
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` with an ellipsis."""
+    text = _SPACE.sub(" ", text).strip()
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def doing(session: Session) -> str:
+    """What the session does, asks or answered, in the widget's words, on one line."""
+    said = lines(session)
+    error = f"error: {said.error}" if said.error else None
+    text = " · ".join(part for part in (error, said.primary, said.secondary) if part)
+    if session.subagents:
+        many = "s" if session.subagents > 1 else ""
+        text = f"[{session.subagents} sub-agent{many}] {text}"
+    return _SPACE.sub(" ", text).strip()
+
+
+def _session(entry: Session | Mapping[str, Any]) -> Session:
+    """A row of the answer (the contract's JSON), or a session as the hub holds it."""
+    return entry if isinstance(entry, Session) else Session.from_record(entry)
+
+
+def _why(session: Session, raw: bool) -> str:
+    words = describe_source(session.source)
+    if raw and session.source and words != session.source:
+        words = f"{words} [{session.source}]"
+    if not session.running and not session.ended:
+        words = f"not running · {words}" if words else "not running"
+    return words
+
+
+def _context(session: Session) -> str:
+    if session.context_tokens <= 0:
+        return ""
+    share = round(100 * session.context_tokens / context_window(session.model))
+    return f"{min(100, share)}%"
+
+
+def _tokens(session: Session) -> str:
+    t = session.tokens
+    return f"{kilo(t.input + t.cache_read + t.cache_creation)}/{kilo(t.output)}"
+
+
+def _fit(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return GAP.join(clip(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+
+def format_table(
+    snapshot: Mapping[str, Any],
+    now: int | None = None,
+    *,
+    width: int | None = None,
+    raw_why: bool = False,
+) -> str:
+    """A readable table of ``snapshot`` (``{"sessions": [...], "counts": {...}}``, the
+    sessions as the contract's JSON or as :class:`Session`), ``width`` columns wide (None:
+    the terminal's)."""
     now = now_ms() if now is None else now
-    sessions = snapshot.get("sessions", [])
+    width = terminal_width() if width is None else max(40, width)
+    sessions = [_session(s) for s in snapshot.get("sessions", [])]
     counts = snapshot.get("counts", {})
     header = (
         f"{counts.get('attention', 0)} need you · {counts.get('needs-input', 0)} needs-input · "
@@ -37,40 +137,72 @@ def format_table(snapshot: dict[str, Any], now: int | None = None) -> str:
     )
     if not sessions:
         return header + "\nNo sessions yet."
-    rows = [("STATE", "FOR", "SESSION", "PROJECT", "DOING / LAST", "TOKENS", "WHY")]
-    for s in sessions:
-        state = s["state"] + ("" if s.get("running") else " (ended)")
-        if s.get("error"):
-            doing = f"error: {s['error']}"
-        elif s.get("tool_summary") or s.get("current_tool"):
-            doing = s.get("tool_summary") or s.get("current_tool")
-        else:
-            doing = s.get("last_assistant") or s.get("last_prompt") or ""
-        if s.get("compacting"):
-            doing = "[compacting] " + doing
-        if s.get("subagents"):
-            doing = f"[{s['subagents']} sub-agents] " + doing
-        tokens = s.get("tokens") or {}
-        total_in = tokens.get("input", 0) + tokens.get("cache_read", 0)
-        total_in += tokens.get("cache_creation", 0)
-        token_text = f"{kilo(total_in)}/{kilo(tokens.get('output', 0))}"
-        if s.get("context_tokens"):
-            token_text += f" ctx {kilo(s['context_tokens'])}"
-        tmux = s.get("tmux")
-        project = s.get("project") or ""
-        if tmux:
-            project += f" {tmux.get('session')}:{tmux.get('window')}.{tmux.get('pane')}"
-        rows.append(
-            (
-                state,
-                age(s.get("state_since") or now, now),
-                s["session_id"][:8],
-                project,
-                doing[:60],
-                token_text,
-                s.get("source", ""),
-            )
+    rows = [
+        (
+            "ended" if s.ended else s.state.value,
+            age(s.state_since or now, now),
+            s.session_id[:8],
+            s.name,
+            _tokens(s),
+            _context(s),
+            _why(s, raw_why),
         )
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return header + "\n" + "\n".join(line.rstrip() for line in lines)
+        for s in sessions
+    ]
+    texts = [doing(s) for s in sessions]
+    titles = ("STATE", "FOR", "ID", "SESSION", "TOKENS", "CTX", "WHY")
+    widths = [max(len(titles[i]), *(len(r[i]) for r in rows)) for i in range(len(titles))]
+    widths[3] = min(widths[3], NAME_MAX)
+    widths[6] = min(widths[6], WHY_MAX * (2 if raw_why else 1))
+    used = sum(widths) + len(GAP) * len(widths)
+    if used + DOING_MIN <= width:  # one line per session, what it does last
+        rest = min(width - used, max(len("DOING"), *(len(t) for t in texts)))
+        table = [_fit([*titles, "DOING"], [*widths, rest])]
+        table += [_fit([*r, t], [*widths, rest]) for r, t in zip(rows, texts, strict=True)]
+        return header + "\n" + "\n".join(table)
+    # Narrow: the token counts and the context's share go (``--json`` has them), what it
+    # does gets a line of its own, the "why" the rest of the row, and the name and the "why"
+    # give up columns until the row fits.
+    keep = [0, 1, 2, 3, 6]
+    narrow = [widths[i] for i in keep]
+    narrow[-1] = max(len(r[6]) for r in rows)
+    over = sum(narrow) + len(GAP) * (len(narrow) - 1) - width
+    for index, floor in ((3, NAME_SHORT), (4, WHY_MIN), (3, NAME_MIN)):
+        if over > 0:
+            cut = min(over, max(0, narrow[index] - floor))
+            narrow[index] -= cut
+            over -= cut
+    table = [_fit([titles[i] for i in keep], narrow)]
+    for r, t in zip(rows, texts, strict=True):
+        table.append(_fit([r[i] for i in keep], narrow))
+        if t:
+            table.append("  " + clip(t, width - 2))
+    return header + "\n" + "\n".join(table)
+
+
+def redraw(text: str) -> str:
+    """``text`` drawn over the previous frame: cursor home, each line then the rest of it
+    cleared, then everything below. Clearing the whole screen first made it blink on every
+    refresh."""
+    return "\x1b[H" + "".join(line + "\x1b[K\n" for line in text.splitlines()) + "\x1b[J"
+
+
+def watch(frame: Callable[[], str], interval: float, *, in_place: bool) -> int:
+    """Write ``frame()`` every ``interval`` s until Ctrl+C (then exit 0, the cursor back)."""
+    out = sys.stdout
+    try:
+        if in_place:
+            out.write("\x1b[?25l\x1b[2J")  # the cursor hidden; one clear, at the start only
+        while True:
+            out.write(frame())
+            out.flush()
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:  # `status --watch | head`: the reader left
+        return 0
+    finally:
+        if in_place:
+            with contextlib.suppress(OSError):
+                out.write("\x1b[?25h\n")
+                out.flush()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pmux_widget.core.model import Session, State
 
@@ -16,10 +17,13 @@ __all__ = [
     "CONTEXT_WINDOWS",
     "DEFAULT_CONTEXT_WINDOW",
     "PATH_LIMIT",
+    "Lines",
     "activity",
     "answer",
     "asks",
     "context_window",
+    "error_text",
+    "lines",
     "non_interactive",
     "notification_text",
     "pane_title",
@@ -124,6 +128,45 @@ def answer(session: Session) -> str | None:
     if session.state in (State.BUSY, State.NEEDS_INPUT):
         return None  # a turn is under way: whatever was said before belongs to the last one
     return session.last_assistant
+
+
+def error_text(session: Session) -> str | None:
+    """The error a turn ended with, and its details ("rate_limit: 429 Too Many Requests")."""
+    if not session.error:
+        return None
+    detail = session.error_detail
+    return f"{session.error}: {detail}" if detail else session.error
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """What a session's row says besides its state (js/src/render/row.ts ``rowLines`` says the
+    same for the widget): ``primary``, what it does now, asks or answered; ``secondary``, the
+    prompt it works on (busy, needs-input); ``error``, the error its turn ended with."""
+
+    primary: str | None
+    secondary: str | None
+    error: str | None
+
+
+def lines(session: Session) -> Lines:
+    """The row's words: busy → the current tool (else "thinking"), and the prompt;
+    needs-input → what it asks, and the prompt; review → the answer (else "finished its
+    turn"); idle and ended → the answer, if it answers the latest prompt."""
+    error = error_text(session)
+    prompt = f"“{session.last_prompt}”" if session.last_prompt else None
+    if session.ended:
+        return Lines(answer(session), None, error)
+    if session.state is State.NEEDS_INPUT:
+        return Lines(asks(session), prompt, error)
+    if session.state is State.BUSY:
+        doing = activity(session) or (
+            "compacting its context" if session.compacting else "thinking"
+        )
+        return Lines(doing, prompt, error)
+    if session.state is State.REVIEW and error is None:
+        return Lines(answer(session) or "finished its turn", None, None)
+    return Lines(answer(session), None, error)
 
 
 def non_interactive(session: Session) -> str | None:

@@ -13,11 +13,11 @@ from typing import Any
 from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core.model import Change, Session
 from pmux_widget.core.signals import Locate, PidRecord, PollTick
-from pmux_widget.system import keys, processes, tmux
+from pmux_widget.system import processes, tmux
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.projects import project_name
 
-from ..boot import live_pid_file, process_runs
+from ..boot import live_pid_file, own_pane, pane_signal, process_runs, wants_pane
 from ..protocols import HubView
 from .runner import Runner
 
@@ -58,7 +58,7 @@ class Locator:
     def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         for change in changes:
             s = change.after
-            if s.pid is None or s.ended or not s.running or s.tmux is not None:
+            if s.pid is None or not wants_pane(s):
                 continue
             key = (s.session_id, s.pid)
             if key in self.tried:
@@ -70,32 +70,13 @@ class Locator:
 
     async def _locate(self, session: Session) -> None:
         session_id, pid = session.session_id, session.pid
-        pane = await self.runner.probe(_own_pane, session)
+        pane = await self.runner.probe(own_pane, session)
         current = self.hub.fleet.get(session_id)
-        if pane is None or current is None or current.pid != pid or current.tmux is not None:
+        if pane is None or current is None or pid is None:
             return
-        path = pane.current_path or None
-        self.hub.apply(
-            Locate(
-                at=now_ms(),
-                session_id=session_id,
-                tmux=pane.location,
-                ports=current.ports,
-                pid=pid,
-                cwd=path,
-                project=project_name(path),
-            )
-        )
-
-
-def _own_pane(session: Session) -> tmux.PaneInfo | None:
-    """Worker thread: the pane the session's own process names (a reused pid's is not its).
-    No scan of every pane when it names none: that is the poll's job, once for all sessions
-    (per new session it cost a /proc pass and tmux calls: 200 new sessions took 11 s of CPU
-    beside the hub thread, and P3's p99 went from ~4 to 8 ms)."""
-    if session.pid is None or not process_runs(session):
-        return None
-    return keys.find_pane(session.pid, scan=False)
+        signal = pane_signal(current, pid, pane)
+        if signal is not None:
+            self.hub.apply(signal)
 
 
 async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = None) -> None:

@@ -16,11 +16,10 @@ import watchfiles
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.claude.transcript import TailResult, TranscriptTailer
 from pmux_widget.core.model import Change, Session, State, TranscriptEnding
-from pmux_widget.core.signals import PidRecord, Signal, TranscriptInterrupt, TranscriptUpdate
+from pmux_widget.core.signals import PidRecord
 from pmux_widget.system.clock import now_ms
-from pmux_widget.system.projects import project_name
 
-from ..boot import transcript_path
+from ..boot import transcript_path, transcript_signals
 from ..protocols import HubView
 from .runner import WATCH_OPTIONS, Runner
 
@@ -95,32 +94,11 @@ class TranscriptFollower:
 
     def _apply_tail(self, path: str, result: TailResult) -> None:
         session_id = self.path_owner.get(path)
-        if session_id is None or (not result.changed and not result.interrupts):
+        if session_id is None:
             return
-        facts = result.facts
-        # No timestamped record yet (only the title / mode lines a session starts with): the
-        # update must not look newer than anything. "Now" would, and records flushed later
-        # carry earlier timestamps (the tool_use of a hookless first turn was then ignored).
-        at = facts.last_record_at or 0
-        signals: list[Signal] = [
-            TranscriptUpdate(
-                at=at,
-                session_id=session_id,
-                transcript_path=path,
-                model=facts.model,
-                current_tool=facts.current_tool,
-                tool_summary=facts.tool_summary,
-                last_assistant=facts.last_assistant,
-                last_prompt=facts.last_prompt,
-                tokens=facts.tokens,
-                context_tokens=facts.context_tokens,
-                api_error=facts.api_error,
-                ending=facts.ending,
-                cwd=facts.cwd,
-                project=project_name(facts.cwd),
-            )
-        ]
-        signals += [TranscriptInterrupt(at=ts, session_id=session_id) for ts in result.interrupts]
+        signals = transcript_signals(session_id, path, result)
+        if not signals:
+            return
         for signal in signals:
             self.hub.apply(signal)
         cursors = self.hub.cursors
