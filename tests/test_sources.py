@@ -200,7 +200,7 @@ def test_kill_9_just_after_the_hub_started_ends_a_session_started_before_it(home
         )
         sleeper.kill()
         sleeper.wait()
-        # a deadline well under the old 5 s window (the budget is 2 s p95: benchmarks P15)
+        # a deadline well under the old 5 s window (the budget is 2 s p95: benchmarks/bench_kill.py)
         wait_until(lambda: not hub.fleet[SID].running, timeout=4, what="running false")
         assert hub.fleet[SID].source == "process:gone" and pid_file.path.exists()
     finally:
