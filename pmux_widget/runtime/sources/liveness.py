@@ -42,6 +42,7 @@ class ExitWatcher:
         self.hub = hub
         self.runner = runner
         self.pidfds: dict[int, int] = {}  # pid → pidfd on the hub loop
+        self.reporting: set[tuple[str, int]] = set()  # (session id, pid) being reported gone
 
     def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
         """Listener: watch the process of every running session (its own process: a pid
@@ -61,9 +62,7 @@ class ExitWatcher:
                 if self.watch_exit(session):
                     continue  # the kernel tells us when it exits
                 if not process_runs(session):
-                    self.hub.apply(
-                        ProcessGone(at=now_ms(), session_id=session.session_id, pid=session.pid)
-                    )
+                    self.report(session.session_id, session.pid)
 
     def watch_exit(self, session: Session) -> bool:
         """Be woken when the session's process exits (a pidfd on the hub loop: no cost while
@@ -106,7 +105,7 @@ class ExitWatcher:
             if session.ended or not session.running or session.pid is None:
                 continue
             if not self.watch_exit(session) and not process_runs(session):
-                self.runner.spawn(self.report_gone(session.session_id, session.pid))
+                self.report(session.session_id, session.pid)
         for scan in scans:
             record = scan.record
             known = self.hub.fleet.get(record.session_id)
@@ -119,18 +118,31 @@ class ExitWatcher:
                 or not known.running
             ):
                 continue
-            self.runner.spawn(self.report_gone(record.session_id, record.pid))
+            self.report(record.session_id, record.pid)
 
     def _on_exit(self, pid: int) -> None:
         self._unwatch(pid)
         for session in list(self.hub.fleet.values()):
             if session.pid == pid and not session.ended and session.running:
-                self.runner.spawn(self.report_gone(session.session_id, pid))
+                self.report(session.session_id, pid)
+
+    def report(self, session_id: str, pid: int) -> None:
+        """Report the session's process gone (:meth:`report_gone`), once at a time."""
+        key = (session_id, pid)
+        if key not in self.reporting:
+            self.reporting.add(key)
+            self.runner.spawn(self.report_gone(session_id, pid))
 
     async def report_gone(self, session_id: str, pid: int) -> None:
         """The session's process exited: report it, then check again and report it again,
         until the tracker agrees (it ends the session on the second report). Stops when the
         session ended, moved to another pid, or its process is found running after all."""
+        try:
+            await self._report_gone(session_id, pid)
+        finally:
+            self.reporting.discard((session_id, pid))
+
+    async def _report_gone(self, session_id: str, pid: int) -> None:
         for attempt in range(GONE_REPORTS):
             session = self.hub.fleet.get(session_id)
             if session is None or session.ended or not session.running:
