@@ -556,15 +556,44 @@ def test_process_gone_keeps_review():
     assert run.session.running is False and run.state is State.REVIEW
 
 
-def test_process_gone_not_within_5s_of_session_start():
+def test_a_known_pids_exit_is_believed_at_once_even_just_after_the_hub_saw_it():
+    """Issue 19: a Claude started before the hub is first seen by the hub when it starts; a
+    kill -9 right after stayed running for the hub's 5 s "boot window" (and more). A known
+    pid's exit has no launch race: two checks end it, however young the session is."""
     run = Run(now=50_000)
-    run.pid("busy", at=50_000)
+    run.pid("idle", at=50_000)
+    run(s.ProcessGone(at=50_001, session_id=SID, pid=4242), now=50_001)
+    assert run.session.running is True  # one check is not enough
+    run(s.ProcessGone(at=50_002, session_id=SID, pid=4242), now=50_002)
+    assert run.session.running is False and run.session.source == "process:gone"
+
+
+def test_a_pane_without_claude_is_not_believed_within_5s_of_the_session_start():
+    """The boot window stays for the pane check: a Claude being launched is not in its
+    pane's process tree yet."""
+    run = Run(now=50_000)
+    run.hook("SessionStart", at=50_000, source="startup", pane="%7")  # no pid: hooks only
     for _ in range(3):
-        run(s.ProcessGone(at=50_000, session_id=SID, pid=4242), now=50_000 + BOOT_WINDOW_MS - 1)
+        run(s.PollTick(at=50_001, exited=frozenset({SID})), now=50_000 + BOOT_WINDOW_MS - 1)
     assert run.session.running is True
     for _ in range(2):
-        run(s.ProcessGone(at=50_000, session_id=SID, pid=4242), now=50_000 + BOOT_WINDOW_MS)
+        run(s.PollTick(at=50_002, exited=frozenset({SID})), now=50_000 + BOOT_WINDOW_MS)
     assert run.session.running is False
+
+
+def test_a_pidless_session_takes_the_pid_of_its_own_gone_pid_file():
+    """Issue 19: a Claude killed before the hub started left spooled hooks (whose process
+    could no longer be resolved: no pid) and its PID file: the session was running for
+    good. Its PID file's pid found gone twice ends it."""
+    run = Run(now=50_000)
+    run.hook("SessionStart", at=49_000, source="startup", live=False)
+    assert run.session.pid is None and run.session.running is True
+    run(s.ProcessGone(at=50_000, session_id=SID, pid=4242))
+    assert run.session.pid == 4242 and run.session.running is True
+    run(s.ProcessGone(at=50_001, session_id=SID, pid=4242))
+    assert run.session.running is False and run.session.source == "process:gone"
+    run(s.ProcessGone(at=50_002, session_id=SID, pid=777))
+    assert run.session.pid == 4242  # an ended session takes no other pid
 
 
 def test_process_gone_never_declared_for_a_never_identified_process():

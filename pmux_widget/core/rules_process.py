@@ -12,7 +12,10 @@ from .model import Cause, Session, State
 from .rules_files import PidCause, pid_target
 from .transitions import StepEdits, because, end, move, named, project_of, track
 
-#: A process found gone within this long of the session's start is not believed (boot window).
+#: A pane found without Claude within this long of the session's start is not believed (boot
+#: window: a Claude being launched is not in its pane's process tree yet). A known pid's exit
+#: has no such race and is not held back (kill -9 of a Claude started before the hub, which the
+#: window counted from the hub's first sight, stayed running 5 s and more).
 BOOT_WINDOW_MS = 5_000
 #: Busy this long with no live Claude process found: the poll returns it to idle.
 STALE_BUSY_MS = 10 * 60_000
@@ -34,11 +37,12 @@ _RECOVERED: dict[PidCause, Cause] = {
 
 def _strike(step: StepEdits, s: Session, cause: Cause, at: int, *, by_pane: bool = False) -> None:
     """One check found the process dead; the second consecutive one ends the session.
-    ``by_pane``: a session with no pid whose tmux pane no longer runs Claude."""
+    ``by_pane``: a session with no pid whose tmux pane no longer runs Claude (not believed
+    within the boot window: a launch's pane does not show Claude yet)."""
     t = s.tracking
     if (s.pid is None and not by_pane) or t.ended:
         return  # never identified: only the 10-minute rule (or its pane) may idle it
-    if step.now - t.first_seen < BOOT_WINDOW_MS:
+    if by_pane and step.now - t.first_seen < BOOT_WINDOW_MS:
         return
     checks = t.gone_checks + 1
     if checks < GONE_CONFIRMATIONS:
@@ -48,8 +52,15 @@ def _strike(step: StepEdits, s: Session, cause: Cause, at: int, *, by_pane: bool
 
 
 def on_process_gone(step: StepEdits, signal: sig.ProcessGone) -> None:
+    """The session's process was found gone. A session no pid identified yet (known from
+    hooks whose process had exited when they were replayed) takes the pid its own PID file
+    names: the CLI wrote that file, and its process is the one found gone."""
     s = step.get(signal.session_id)
-    if s is None or s.pid != signal.pid:
+    if s is None or s.ended:
+        return
+    if s.pid is None:
+        s = s.replace(pid=signal.pid)
+    elif s.pid != signal.pid:
         return
     _strike(step, s, "process:gone", signal.at)
 

@@ -64,6 +64,7 @@ class FileSources:
         await recover_from_files(
             self.claude, scans, lambda: self.hub.fleet, self.hub.apply, self.follower.read_ending
         )
+        self.exits.check_at_start(scans)
         for session in list(self.hub.fleet.values()):
             self.follower.track(session)
         await self.follower.tail_all(first_read=True)
