@@ -1,8 +1,8 @@
 """The history as pandas DataFrames: state intervals, timeline segments and per-session stats.
 
-The work is pure and lives in :mod:`core.timeline`; this module reads the hub's store and
-shapes the result. pandas is imported inside the functions, so ``import pmux_widget`` stays
-light for scripts and ``pmux-widget status``.
+The work is pure and lives in :mod:`core.timeline` and :mod:`core.insight`; this module reads
+the hub's store and shapes the result. pandas is imported inside the functions, so ``import
+pmux_widget`` stays light for scripts and ``pmux-widget status``.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def stats(target: Hub, since: Any = None) -> pandas.DataFrame:
     without one); ``turns`` (turns finished: entries into review); ``tokens_*`` (the
     session's totals, not windowed). ``since`` as for :func:`timeline`.
     """
-    from pmux_widget.core.timeline import session_stats_rows
+    from pmux_widget.core.insight import session_stats_rows
 
     pd = _pandas()
     now, since_ms, history, known, local_host = _history_context(target, None, since)

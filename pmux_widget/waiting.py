@@ -66,7 +66,8 @@ class _Pending(Coroutine[Any, Any, _T]):
 
 
 class Wait(_Pending[Session]):
-    """A pending :func:`wait_for`: ``await`` it, or call :meth:`result` to block."""
+    """A pending :func:`wait_for`: ``await`` it, ``asyncio.run()`` it, or call :meth:`result`
+    to block."""
 
     def __init__(
         self,

@@ -1,5 +1,5 @@
-"""Timeline and insight (core/timeline.py): segments and stats on hand-computed histories, and
-the tiling properties of segments on generated ones."""
+"""Timeline and insight (core/timeline.py, core/insight.py): segments and stats on
+hand-computed histories, and the tiling properties of segments on generated ones."""
 
 from __future__ import annotations
 
@@ -9,18 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pmux_widget.core.insight import insight, session_stats, session_stats_rows, stats, today
 from pmux_widget.core.model import Session, State, Tokens, Tracking, Transition
 from pmux_widget.core.timeline import (
     Segment,
     ended_at,
-    insight,
     segment_columns,
     segments,
     session_segments,
-    session_stats,
-    session_stats_rows,
-    stats,
-    today,
 )
 
 IDLE, BUSY, REVIEW, UNKNOWN = State.IDLE, State.BUSY, State.REVIEW, State.UNKNOWN

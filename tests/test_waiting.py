@@ -18,6 +18,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -121,6 +122,58 @@ def test_an_ask_only_waited_on_with_result_leaves_no_coroutine_behind(
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
 
 
+#: A final answer longer than a row's snippet: the Stop hook's quote of it is clipped.
+FINAL = "All 142 tests pass. " + "The last page was cut off by an off-by-one. " * 8
+EARLIER = "I'll run the test suite first."
+
+
+def _assistant(text: str) -> str:
+    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    record = {"type": "assistant", "isSidechain": False, "timestamp": at, "message": message}
+    return json.dumps(record) + "\n"
+
+
+def _stopped_with_a_lagging_transcript(hub: Hub, path: Path) -> None:
+    """The turn's earlier text is in the transcript; the Stop hook (which the CLI fires before
+    it writes the answer's record) quotes the final answer."""
+    path.write_text(_assistant(EARLIER))
+    payload = {"session_id": DONE, "hook_event_name": "Stop", "cwd": "/tmp/acme",
+               "transcript_path": str(path), "last_assistant_message": FINAL}  # fmt: skip
+    assert post_hook(hub.port, hub.token, payload) == 204
+    wait_until(lambda: DONE in hub.fleet and hub.fleet[DONE].state is State.REVIEW, what="review")
+
+
+def test_ask_gives_the_final_answer_not_an_earlier_text_of_the_turn(
+    hub: Hub, tmp_path: Path
+) -> None:
+    path = tmp_path / "transcript.jsonl"
+    _stopped_with_a_lagging_transcript(hub, path)
+    pending = Ask(hub, DONE, None, timeout=10)
+
+    # the answer's record lands a moment after the hook, as the CLI writes it
+    def write_the_answer() -> None:
+        with path.open("a") as transcript:
+            transcript.write(_assistant(FINAL))
+
+    late = threading.Timer(0.3, write_the_answer)
+    late.start()
+    try:
+        answer = pending.result()
+    finally:
+        late.join()
+    assert answer == FINAL.strip()  # in full, from the transcript (the hook's quote is clipped)
+
+
+def test_ask_falls_back_to_the_hooks_quote_when_the_answer_never_lands(
+    hub: Hub, tmp_path: Path
+) -> None:
+    _stopped_with_a_lagging_transcript(hub, tmp_path / "transcript.jsonl")
+    answer = Ask(hub, DONE, None, timeout=10).result()
+    assert answer != EARLIER
+    assert answer.endswith("…") and FINAL.startswith(answer[:-1])
+
+
 # ----------------------------------------------------------------------- from a real script
 
 #: What a user's first script looks like: start, find a finished session, ask it something.
@@ -140,6 +193,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.tmux
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 @pytest.mark.timeout(180)
 def test_a_script_asks_with_asyncio_run(tmp_path: Path) -> None:
@@ -157,6 +211,8 @@ def test_a_script_asks_with_asyncio_run(tmp_path: Path) -> None:
         PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
     )
     # The script's hub is up before the fleet starts: the review it waits for is a live one.
+    # At the demo's own speed, a review rests ~13 s before the persona's next prompt: time
+    # enough for the script's prompt to reach it first, even on a loaded machine.
     proc = subprocess.Popen(
         [sys.executable, str(script)],
         env=env,
@@ -164,7 +220,7 @@ def test_a_script_asks_with_asyncio_run(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", sessions=1, seed=5, speed=2)
+    fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", sessions=1, seed=5, speed=1)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "started", proc.stderr

@@ -1,8 +1,9 @@
 // Timeline and insight in the browser: a session's transitions as segments (maximal stretches of
 // one state) clipped to the strip's range, and the header's numbers for today. Pure: no DOM, no
-// clock. The rules are core/timeline.py's (session_segments, session_stats, insight), ported so
-// the strips and the header follow every patch without a byte more from the kernel (P9); a
-// vitest pins the two on the same transitions (tests/timeline.test.ts).
+// clock. The rules are core/timeline.py's (session_segments) and core/insight.py's
+// (session_stats, insight), ported so the strips and the header follow every patch without a
+// byte more from the kernel (P9); a vitest pins the two on the same transitions
+// (tests/timeline.test.ts).
 import { isAttention } from "./states";
 import type { State, TransitionJSON } from "./types";
 
@@ -90,7 +91,7 @@ export function segmentsIn(
   return out;
 }
 
-/** Today's numbers (core/timeline.py's Insight): time waited on you (needs-input + review), the
+/** Today's numbers (core/insight.py's Insight): time waited on you (needs-input + review), the
  * median response (a wait's start → the busy that answered it), turns finished (entries into
  * review), and the time each session waited. */
 export interface Insight {

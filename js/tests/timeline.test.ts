@@ -10,7 +10,8 @@ import { initModel, q, renderView, rowEl, type Mounted } from "./helpers";
 const M = 60_000;
 const t = (min: number, state: State, source = "hook:Stop"): Transition => ({ at: T0 + min * M, state, source });
 
-// The same transitions core/timeline.py was asked about (numbers from its today() / segments()).
+// The same transitions core/timeline.py and core/insight.py were asked about (numbers from
+// core/insight.py's today() and core/timeline.py's segments()).
 const A = [
   t(0, "busy", "hook:UserPromptSubmit"),
   t(5, "needs-input", "hook:PermissionRequest"),
@@ -81,7 +82,7 @@ describe("segments", () => {
 });
 
 describe("insight", () => {
-  it("is core/timeline.py's today(): waited, median response, turns, per session", () => {
+  it("is core/insight.py's today(): waited, median response, turns, per session", () => {
     const today = insight(
       new Map([
         ["a", A],

@@ -1,38 +1,30 @@
-"""Timeline and insight: a session's history as segments, and what they say about you.
+"""Timeline: a session's history as segments.
 
 The store records transitions (a session entered a state at a time, and why). Here they
-become *segments* — maximal stretches of one state — that tile each session's lifetime, and
-from the segments the insight the header shows: how long sessions waited on you, how fast
-you answered, how many turns finished. Pure: no I/O and no clock; ``now_ms`` and the start of
-"today" are parameters (the caller knows the local midnight).
+become *segments* — maximal stretches of one state — that tile each session's lifetime
+(:mod:`.insight` says what they tell about you). Pure: no I/O and no clock; ``now_ms`` is a
+parameter.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from pmux_widget.core.model import ATTENTION_STATES, Session, State, Tokens, Transition
+from pmux_widget.core.model import Session, State, Transition
 
 __all__ = [
     "HistoryRow",
-    "Insight",
     "Segment",
     "SegmentColumns",
-    "SessionStats",
+    "Span",
     "by_session",
     "clip",
     "ended_at",
-    "insight",
     "segment_columns",
     "segments",
     "session_segments",
-    "session_stats",
-    "session_stats_rows",
-    "stats",
-    "today",
+    "state_spans",
 ]
 
 
@@ -51,52 +43,6 @@ class Segment(NamedTuple):
     end_ms: int | None
     seconds: float
     source: str
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStats:
-    """What one session's history says, over a window (``since`` .. now).
-
-    - ``seconds``: time in each state within the window (every state present, 0 if none);
-    - ``waited``: seconds waiting on you = needs-input + review;
-    - ``waits``: waits that began in the window (a wait begins when the session enters
-      needs-input or review from any other state; needs-input → review continues it);
-    - ``response_times``: for each wait that ended by the session going straight back to
-      busy, with that busy in the window: seconds from the wait's start to the busy. A wait
-      that ends otherwise (dismissed, interrupted, ended, a hub restart's unknown) or is still
-      open is not a response;
-    - ``turns``: turns finished in the window, a finished turn being an entry into review;
-    - ``tokens``: the session's token totals (not windowed: tokens have no history).
-    """
-
-    session_id: str
-    seconds: Mapping[State, float]
-    waited: float
-    waits: int
-    response_times: tuple[float, ...]
-    turns: int
-    tokens: Tokens = field(default_factory=Tokens)
-
-    @property
-    def responses(self) -> int:
-        return len(self.response_times)
-
-    @property
-    def median_response(self) -> float | None:
-        return statistics.median(self.response_times) if self.response_times else None
-
-
-@dataclass(frozen=True, slots=True)
-class Insight:
-    """The header's numbers over a window: total waited seconds, the median response time
-    over every response of every session (None without one), turns finished, and the waited
-    seconds of each session (for the rows)."""
-
-    waited: float
-    median_response: float | None
-    responses: int
-    turns: int
-    waited_by_session: Mapping[str, float]
 
 
 def ended_at(session: Session) -> int | None:
@@ -130,17 +76,18 @@ def session_segments(
     """
     return [
         Segment(session_id, host, state, start, end, _seconds(start, end, now_ms), source)
-        for session_id, state, start, end, source in _spans(transitions, end_ms)
+        for session_id, state, start, end, source in state_spans(transitions, end_ms)
     ]
 
 
-_Span = tuple[str, State, int, int | None, str]
+#: (session_id, state, start, end or None, source): a segment before its host and length.
+Span = tuple[str, State, int, int | None, str]
 
 
-def _spans(transitions: Sequence[Transition], end_ms: int | None) -> list[_Span]:
+def state_spans(transitions: Sequence[Transition], end_ms: int | None) -> list[Span]:
     """(session_id, state, start, end or None, source) of one session: the work of
     :func:`session_segments` as plain tuples (30 days of 200 sessions is 240,000 of them)."""
-    out: list[_Span] = []
+    out: list[Span] = []
     if not transitions:
         return out
     first = transitions[0]
@@ -200,7 +147,7 @@ def segments(
     append = out.append
     for sid, group in by_session(transitions).items():
         host = hosts.get(sid, default_host)
-        for _, state, start, end, source in _spans(group, ends.get(sid)):
+        for _, state, start, end, source in state_spans(group, ends.get(sid)):
             if since_ms is not None and start < since_ms:
                 if end is not None and end <= since_ms:
                     continue
@@ -294,143 +241,3 @@ def segment_columns(
         end = ends.get(sid)
         emit(sid, host, state, start, None if end is None else max(end, last_at), source)
     return cols
-
-
-def session_stats(
-    transitions: Sequence[Transition],
-    now_ms: int,
-    since_ms: int | None = None,
-    *,
-    end_ms: int | None = None,
-    tokens: Tokens | None = None,
-) -> SessionStats:
-    """One session's :class:`SessionStats` over ``since_ms`` .. now (its whole life if None).
-
-    Waits and responses are followed on the unclipped segments, so a wait that began before
-    the window and was answered inside it counts with its full length."""
-    session_id = transitions[0].session_id if transitions else ""
-    return _stats(session_id, _spans(transitions, end_ms), now_ms, since_ms, tokens)
-
-
-def session_stats_rows(
-    rows: Sequence[HistoryRow],
-    now_ms: int,
-    since_ms: int | None = None,
-    *,
-    end_ms: int | None = None,
-    tokens: Tokens | None = None,
-) -> SessionStats:
-    """:func:`session_stats` over ONE session's plain rows (oldest first, as the store reads
-    them): ``stats()`` on a month of history builds no Transition per row."""
-    session_id = rows[0][0] if rows else ""
-    return _stats(session_id, _row_spans(rows, end_ms), now_ms, since_ms, tokens)
-
-
-_STATES = {state.value: state for state in State}
-
-
-def _row_spans(rows: Sequence[HistoryRow], end_ms: int | None) -> list[_Span]:
-    """:func:`_spans` over plain rows (the state turned into a :class:`State` per segment)."""
-    out: list[_Span] = []
-    if not rows:
-        return out
-    session_id, start, value, source = rows[0]
-    for _, at, to_value, to_source in rows:
-        if to_value != value:
-            out.append((session_id, _STATES[value], start, at, source))
-            value, start, source = to_value, at, to_source
-    last_at = rows[-1][1]
-    end = None if end_ms is None else max(end_ms, last_at)
-    out.append((session_id, _STATES[value], start, end, source))
-    return out
-
-
-def _stats(
-    session_id: str,
-    spans: list[_Span],
-    now_ms: int,
-    since_ms: int | None,
-    tokens: Tokens | None,
-) -> SessionStats:
-    since = min(since_ms, now_ms) if since_ms is not None else -(2**63)
-    ms = dict.fromkeys(State, 0)  # whole ms, summed exactly
-    waits = 0
-    turns = 0
-    responses: list[float] = []
-    wait_start: int | None = None
-    for _, state, start, end, _source in spans:
-        stop = now_ms if end is None else end
-        if stop > since:
-            ms[state] += max(0, stop - max(start, since))
-        inside = start >= since
-        if state in ATTENTION_STATES:
-            if wait_start is None:
-                wait_start = start
-                waits += 1 if inside else 0
-            if state is State.REVIEW and inside:
-                turns += 1
-            continue
-        if wait_start is not None and state is State.BUSY and inside:
-            responses.append((start - wait_start) / 1000)
-        wait_start = None
-    seconds = {state: total / 1000 for state, total in ms.items()}
-    waited = seconds[State.NEEDS_INPUT] + seconds[State.REVIEW]
-    return SessionStats(
-        session_id=session_id,
-        seconds=seconds,
-        waited=waited,
-        waits=waits,
-        response_times=tuple(responses),
-        turns=turns,
-        tokens=tokens if tokens is not None else Tokens(),
-    )
-
-
-def stats(
-    transitions: Iterable[Transition],
-    now_ms: int,
-    since_ms: int | None = None,
-    *,
-    ends: Mapping[str, int] | None = None,
-    tokens: Mapping[str, Tokens] | None = None,
-) -> dict[str, SessionStats]:
-    """:func:`session_stats` of every session in ``transitions``, by session id."""
-    ends = ends or {}
-    tokens = tokens or {}
-    return {
-        sid: session_stats(
-            group, now_ms, since_ms, end_ms=ends.get(sid), tokens=tokens.get(sid, Tokens())
-        )
-        for sid, group in by_session(transitions).items()
-    }
-
-
-def insight(per_session: Iterable[SessionStats]) -> Insight:
-    """The header's totals over sessions' stats (of one window)."""
-    waited = 0.0
-    turns = 0
-    every_response: list[float] = []
-    by_sid: dict[str, float] = {}
-    for s in per_session:
-        waited += s.waited
-        turns += s.turns
-        every_response.extend(s.response_times)
-        by_sid[s.session_id] = s.waited
-    return Insight(
-        waited=waited,
-        median_response=statistics.median(every_response) if every_response else None,
-        responses=len(every_response),
-        turns=turns,
-        waited_by_session=by_sid,
-    )
-
-
-def today(
-    transitions: Iterable[Transition],
-    now_ms: int,
-    day_start_ms: int,
-    *,
-    ends: Mapping[str, int] | None = None,
-) -> Insight:
-    """Today's insight: the window starts at ``day_start_ms`` (the caller's local midnight)."""
-    return insight(stats(transitions, now_ms, day_start_ms, ends=ends).values())
