@@ -103,12 +103,13 @@ def fetch_snapshot(
 
 
 def offline_snapshot(
-    home: PmuxHome, claude_dir: Any, *, include_ended: bool = False
+    home: PmuxHome, claude_dir: Any, *, include_ended: bool = False, as_sessions: bool = False
 ) -> dict[str, Any]:
-    """What a hub would show, computed from the files alone (nothing is written)."""
+    """What a hub would show, computed from the files alone (nothing is written);
+    ``as_sessions``: the sessions as values with their bookkeeping, for the table."""
     from pmux_widget.runtime.snapshot import compute_snapshot
 
-    return compute_snapshot(home, claude_dir, include_ended=include_ended)
+    return compute_snapshot(home, claude_dir, include_ended=include_ended, as_sessions=as_sessions)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -121,7 +122,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     def snapshot() -> dict[str, Any]:
         ended = bool(getattr(args, "all", False))
         live = fetch_snapshot(home, include_ended=ended)
-        return live if live is not None else offline_snapshot(home, claude_dir, include_ended=ended)
+        if live is not None:
+            return live
+        return offline_snapshot(home, claude_dir, include_ended=ended, as_sessions=not args.json)
 
     if not claude_dir.is_dir():
         print(

@@ -87,8 +87,14 @@ def doing(session: Session) -> str:
 
 
 def _session(entry: Session | Mapping[str, Any]) -> Session:
-    """A row of the answer (the contract's JSON), or a session as the hub holds it."""
-    return entry if isinstance(entry, Session) else Session.from_record(entry)
+    """A session as the hub holds it, or a row of a hub's answer (the contract's JSON). The
+    JSON leaves out the bookkeeping that tells whether ``last_assistant`` answers the latest
+    prompt; of a turn that ended in an error it is, nearly always, the turn before's (an
+    API error leaves no answer): left out, as the widget leaves it out."""
+    if isinstance(entry, Session):
+        return entry
+    session = Session.from_record(entry)
+    return session.replace(last_assistant=None) if session.error else session
 
 
 def _why(session: Session, raw: bool) -> str:

@@ -82,6 +82,19 @@ def _fleet() -> list[Session]:
             last_prompt="start a background agent please",
             source="wait:background-agent",
         ),
+        # a turn that ended in an API error: its answer is the turn before's
+        Session(
+            "fail-0006",
+            State.REVIEW,
+            running=True,
+            state_since=NOW - 2_000,
+            project="pipeline",
+            error="rate_limit",
+            last_assistant="The README says hello.",
+            last_prompt="please fail with 429",
+            source="hook:StopFailure",
+            tracking=Tracking(prompt_at=NOW - 3_000, assistant_at=NOW - 60_000),
+        ),
         Session(
             "gone-0005",
             State.IDLE,
@@ -95,7 +108,7 @@ def _fleet() -> list[Session]:
 
 def _snapshot(as_json: bool) -> dict[str, object]:
     sessions = _fleet()
-    counts = {"idle": 1, "busy": 2, "needs-input": 1, "review": 1, "unknown": 0, "attention": 2}
+    counts = {"idle": 1, "busy": 2, "needs-input": 1, "review": 2, "unknown": 0, "attention": 3}
     return {"sessions": [s.to_json() if as_json else s for s in sessions], "counts": counts}
 
 
@@ -121,6 +134,8 @@ def test_each_state_says_what_the_widget_says(width: int) -> None:
     assert "The long command finished. All 12 checks passed." in review  # one line
     waiting = " ".join(_row(table, "wait-0004"))
     assert "[1 sub-agent] thinking · “start a background agent please”" in waiting
+    failed = " ".join(_row(table, "fail-0006"))
+    assert "error: rate_limit" in failed and "README" not in failed
     # why, in plain words; the raw sources only with --why
     for sid, source in (("busy-0001", "hook:PreToolUse"), ("asks-0002", "hook:PermissionRequest")):
         assert describe_source(source) in _row(table, sid)[0]
@@ -163,7 +178,7 @@ def test_the_hubs_json_reads_as_its_sessions() -> None:
 
 
 def test_lines_are_the_rows_words() -> None:
-    busy, asks, review, waiting, gone = _fleet()
+    busy, asks, review, waiting, failed, gone = _fleet()
     assert lines(busy).primary == "Edit src/acme/pagination.py (+3, -1)"
     assert lines(busy).secondary == "“fix the pagination bug”"
     assert lines(asks).primary == "asks to run: pytest -q tests/test_api.py"
@@ -172,8 +187,9 @@ def test_lines_are_the_rows_words() -> None:
     assert lines(waiting).primary == "thinking"
     assert lines(waiting.replace(compacting=True)).primary == "compacting its context"
     assert lines(gone).primary is None
-    failed = review.replace(error="rate_limit", tracking=Tracking(error_detail="429"))
-    assert lines(failed).error == "rate_limit: 429"
+    assert lines(failed).primary is None and lines(failed).error == "rate_limit"
+    detailed = failed.replace(tracking=Tracking(error_detail="429 Too Many Requests"))
+    assert lines(detailed).error == "rate_limit: 429 Too Many Requests"
 
 
 def test_empty() -> None:

@@ -255,6 +255,12 @@ class TmuxClaude:
                 self.send_keys("Enter")
         return True
 
+    def wait_auto_dialog(self, timeout: float = 30.0) -> bool:
+        """Wait for auto mode's "can't check actions" dialog (True) or, as once it was
+        answered in this session, straight for a permission dialog (False)."""
+        either = re.compile(f"{self.AUTO_CANT_CHECK.pattern}|{self.DIALOG.pattern}", re.M)
+        return bool(self.AUTO_CANT_CHECK.search(self.wait_for_screen(either, timeout)))
+
     def stay_in_auto_mode(self, timeout: float = 30.0) -> None:
         """Answer auto mode's "can't check actions in this session" dialog with Enter (stay
         in auto mode; the call becomes a permission dialog). The dialog is drawn before it

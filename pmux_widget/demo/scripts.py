@@ -1,5 +1,5 @@
 """The demo's session scripts: what each scripted session does, turn after turn (see
-:data:`pmux_widget.demo.driver.PERSONAS` for who runs which).
+:data:`pmux_widget.demo.scripted_fleet.PERSONAS` for who runs which).
 """
 
 from __future__ import annotations

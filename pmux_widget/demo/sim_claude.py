@@ -1,7 +1,7 @@
 """A simulated Claude Code CLI: one scripted demo session as its own process, in a terminal.
 
 ``python -m pmux_widget.demo.sim_claude <config.json>`` is what each pane of the scripted demo
-fleet runs (:class:`~pmux_widget.demo.driver.ScriptedFleet`). Like the real CLI (2.1.197) it
+fleet runs (:class:`~.scripted_fleet.ScriptedFleet`). Like the real CLI (2.1.197) it
 
 * writes its PID file ``<claude>/sessions/<pid>.json`` (``procStart``, ``status`` busy / idle /
   waiting, the session id it runs; removed when it exits), so pmux-widget can prove which

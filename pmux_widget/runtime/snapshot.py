@@ -150,9 +150,21 @@ def file_fleet(
 
 
 def compute_snapshot(
-    home: PmuxHome, claude_dir: str | os.PathLike[str], *, include_ended: bool = False
+    home: PmuxHome,
+    claude_dir: str | os.PathLike[str],
+    *,
+    include_ended: bool = False,
+    as_sessions: bool = False,
 ) -> dict[str, Any]:
     """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer
-    (``include_ended``: like ``GET /api/sessions?ended=1``)."""
+    (``include_ended``: like ``GET /api/sessions?ended=1``). ``as_sessions``: the sessions as
+    :class:`Session` values, in the same order, with the bookkeeping the JSON leaves out (the
+    table words them as the widget does: which answer is the latest turn's)."""
     sessions = file_fleet(home, claude_dir, include_ended=include_ended)
-    return fleet_json(sessions.values(), include_ended=include_ended, host=socket.gethostname())
+    host = socket.gethostname()
+    answer = fleet_json(sessions.values(), include_ended=include_ended, host=host)
+    if as_sessions:
+        answer["sessions"] = [
+            sessions[row["session_id"]].replace(host=row["host"]) for row in answer["sessions"]
+        ]
+    return answer
