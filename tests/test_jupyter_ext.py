@@ -163,12 +163,27 @@ def test_hooks_reach_the_sessions_route_and_the_stream(server: LabServer) -> Non
         second_page.close()
 
 
+def doctor(server: LabServer) -> str:
+    """``pmux-widget doctor`` in the server's environment (its config and runtime dirs)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pmux_widget", "doctor"],
+        env=server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return result.stdout
+
+
 def test_the_hub_is_registered_and_goes_with_a_clean_stop(tmp_path: Path) -> None:
     server = LabServer(tmp_path).start()
     try:
         [info] = wait_until(server.server_hubs, what="the server hub's runtime file")
         assert info["port"] > 0 and info["hub_id"].startswith(f"{server.pid}-")
         pid = server.pid
+        said = doctor(server)
+        assert "OK   jupyter server extension: pmux_widget.jupyter enabled" in said, said
+        assert f"OK   jupyter server: {server.url()} (pid {pid}) runs a hub" in said, said
     finally:
         assert server.stop() == 0, server.log()
     assert not [i for i in server.runtime_files() if i.get("pid") == pid]
@@ -217,6 +232,8 @@ def test_turned_off_the_server_runs_no_hub(tmp_path: Path, env: dict[str, str], 
         assert "runs no pmux-widget hub" in answer.json()["error"]
         assert server.runtime_files() == []
         assert "pmux-widget | the server's hub is off" in server.log()
+        said = doctor(server)
+        assert f"note jupyter server: {server.url()} (pid {server.pid}) runs no pmux" in said
     finally:
         server.stop()
 
