@@ -6,6 +6,7 @@ websocket over real sockets (``tests/jupyter_ext.py``).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -356,3 +357,26 @@ def test_the_wheel_enables_the_extension_on_install(tmp_path: Path) -> None:
         enabled = json.loads(archive.read(config))
         assert "pmux_widget/jupyter/__init__.py" in names
     assert enabled == {"ServerApp": {"jpserver_extensions": {"pmux_widget.jupyter": True}}}
+
+
+def test_the_usage_curl_examples_work(server: LabServer) -> None:
+    """docs/usage.md's curl lines, against this server (its URL, token and a session)."""
+    Hooks(server).fire("SessionStart", SID, source="startup")
+    wait_until(lambda: state_of(server, SID) == "idle", what="the session")
+    usage = (Path(__file__).parents[1] / "docs" / "usage.md").read_text()
+    section = usage.split("## In the Jupyter server", 1)[1]
+    script = re.search(r"```bash\n(.*?)```", section, flags=re.S)
+    assert script is not None
+    lines = script.group(1).replace("http://127.0.0.1:8888/", server.url()).replace("5f0c…", SID)
+    out = subprocess.run(
+        ["bash", "-c", lines.replace("curl ", "curl -sS ") + "\n"],
+        env={**server.env, "JUPYTER_TOKEN": TOKEN},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    listed, refused = out.stdout.split("}{", 1)
+    assert SID in listed + "}"
+    # idle: nothing to interrupt, so the route refuses it with the reason (409)
+    assert "error" in json.loads("{" + refused)

@@ -219,9 +219,12 @@ class StreamHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
 
     def _write(self, text: str) -> None:
         try:
-            self.write_message(text)
+            written = self.write_message(text)
         except websocket.WebSocketClosedError:
             self._forget()
+            return
+        # a page that goes while a frame is on its way: nothing to report
+        written.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def on_message(self, message: str | bytes) -> None:
         client = self._client
