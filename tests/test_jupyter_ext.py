@@ -239,7 +239,21 @@ def test_turned_off_the_server_runs_no_hub(tmp_path: Path, env: dict[str, str], 
         server.stop()
 
 
-def test_every_route_needs_jupyter_credentials(server: LabServer) -> None:
+def test_every_route_needs_jupyter_credentials(tmp_path: Path) -> None:
+    # As the extension template's check_auth: no handler of ours lacks an auth decorator.
+    args = ("--ServerApp.allow_unauthenticated_access=False",)
+    server = LabServer(tmp_path, args=args).start()
+    try:
+        check_credentials(server)
+    finally:
+        server.stop()
+    # (jupyter_lsp's and the terminals' websockets are listed there; ours never)
+    listed = [line for line in server.log().splitlines() if line.startswith("- ")]
+    assert "without @allow_unauthenticated" not in server.log() or listed, server.log()
+    assert not [line for line in listed if "pmux" in line], listed
+
+
+def check_credentials(server: LabServer) -> None:
     none: dict[str, str] = {}
     assert server.get("pmux/api/sessions", headers=none).status_code == 403
     assert server.post("pmux/api/actions", {"action": "x"}, headers=none).status_code == 403
