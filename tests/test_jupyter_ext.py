@@ -140,6 +140,17 @@ def test_hooks_reach_the_sessions_route_and_the_stream(server: LabServer) -> Non
         # The page's messages reach the same handlers as the widget's: dismiss → patch (idle)
         ws.send(json.dumps({"type": "msg", "content": {"type": "dismiss", "session_id": SID}}))
         view.until(ws, lambda v: v.state(SID) == "idle", "the dismissed row")
+        # Anything else is ignored, and the stream goes on.
+        junk = [
+            "not json",
+            "[1]",
+            '{"type": "msg", "content": 7}',
+            '{"type": "traits", "traits": {"snapshot": {}, "env": 1}}',
+            '{"type": "msg", "content": {"type": "action", "session_id": 5}}',
+        ]
+        ws.send_binary(b"\xff\xfe")
+        for frame in junk:
+            ws.send(frame)
         # ... and an action on an unknown session answers this page with the reason.
         act = {"type": "action", "session_id": "gone", "action": "approve", "token": None}
         ws.send(json.dumps({"type": "msg", "content": act}))
@@ -185,10 +196,22 @@ def test_the_hub_is_registered_and_goes_with_a_clean_stop(tmp_path: Path) -> Non
         said = doctor(server)
         assert "OK   jupyter server extension: pmux_widget.jupyter enabled" in said, said
         assert f"OK   jupyter server: {server.url()} (pid {pid}) runs a hub" in said, said
+        ws = stream(server)
+        seq = json.loads(ws.recv())["traits"]["snapshot"]["seq"]
+        ws.close()
     finally:
         assert server.stop() == 0, server.log()
     assert not [i for i in server.runtime_files() if i.get("pid") == pid]
     assert "Traceback" not in server.log(), server.log()
+
+    # A page that reconnects to the restarted server still sees seq grow.
+    again = LabServer(tmp_path).start()
+    try:
+        ws = stream(again)
+        assert json.loads(ws.recv())["traits"]["snapshot"]["seq"] > seq
+        ws.close()
+    finally:
+        again.stop()
 
 
 def test_a_kernel_hub_and_the_server_hub_store_the_history_once(server: LabServer) -> None:
