@@ -244,12 +244,21 @@ def test_a_kernel_hub_and_the_server_hub_store_the_history_once(server: LabServe
 
 
 @pytest.mark.parametrize(
-    ("env", "args"),
-    [({"PMUX_WIDGET_SERVER_HUB": "0"}, ()), ({}, ("--PmuxWidget.hub=False",))],
-    ids=["env", "config"],
+    ("env", "args", "config"),
+    [
+        ({"PMUX_WIDGET_SERVER_HUB": "0"}, (), None),
+        ({}, (), "c.PmuxWidget.hub = False\n"),
+        ({}, ("--PmuxWidget.hub=False",), None),
+    ],
+    ids=["env", "config-file", "command-line"],
 )
-def test_turned_off_the_server_runs_no_hub(tmp_path: Path, env: dict[str, str], args: Any) -> None:
-    server = LabServer(tmp_path, env=env, args=args).start(hub=False)
+def test_turned_off_the_server_runs_no_hub(
+    tmp_path: Path, env: dict[str, str], args: Any, config: str | None
+) -> None:
+    server = LabServer(tmp_path, env=env, args=args)
+    if config is not None:
+        (server.config_dir / "jupyter_server_config.py").write_text(config)
+    server.start(hub=False)
     try:
         answer = server.get("pmux/api/sessions")
         assert answer.status_code == 503
