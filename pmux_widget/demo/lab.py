@@ -94,6 +94,12 @@ class JupyterLab:
             },
         }
         (config / "jupyter_server_config.json").write_text(json.dumps(server_config, indent=2))
+        # The server extension (its hub, the side panel's routes), enabled as a wheel install
+        # does: a conf.d file of its own (an editable install puts none in the venv's etc/).
+        conf_d = config / "jupyter_server_config.d"
+        conf_d.mkdir(exist_ok=True)
+        enable = {"ServerApp": {"jpserver_extensions": {"pmux_widget.jupyter": True}}}
+        (conf_d / "pmux_widget.json").write_text(json.dumps(enable, indent=2))
         page = {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
         (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2))
         notebook = self.dirs.notebooks / "demo.ipynb"
