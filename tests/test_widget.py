@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from pmux_widget import widget as widget_module
+from pmux_widget import feed as feed_module
 from pmux_widget.core import signals as s
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
@@ -138,7 +138,7 @@ def test_bursts_are_coalesced(hub):
 def test_a_session_that_starts_to_wait_is_sent_at_once(hub, monkeypatch):
     """Not after the coalescing interval: a dialog's PermissionRequest comes a few ms after
     the PreToolUse that was just sent (P11: amber before the dialog is drawn)."""
-    monkeypatch.setattr(widget_module, "MIN_PATCH_INTERVAL", 3600.0)
+    monkeypatch.setattr(feed_module, "MIN_PATCH_INTERVAL", 3600.0)
     fill(hub, 2)
     widget = StatusWidget(hub)
     recorder = Recorder(widget)
