@@ -33,8 +33,8 @@ def ev(sid: str = "s1", state: str = "needs-input", at: int = T0, **kw: object) 
     return NotifyEvent(host="h", session_id=sid, state=state, at=at, **kw)  # type: ignore[arg-type]
 
 
-def sent_for(e: NotifyEvent, when: int, digest: bool = False) -> Sent:
-    return Sent(e.key, e.session_id, e.state, e.at, when, digest, e.host)
+def sent_for(e: NotifyEvent, when: int, kind: str = "send") -> Sent:
+    return Sent(e.key, e.session_id, e.state, e.at, when, kind, e.host)
 
 
 def run_check(e: NotifyEvent, s: NotifySettings, now: int, **kw: object):  # type: ignore[no-untyped-def]
@@ -164,7 +164,7 @@ def test_cap_then_one_digest_per_window() -> None:
     history = [sent_for(ev(sid=f"x{i}", at=T0 - i), T0 - 1000 * (i + 1)) for i in range(2)]
     d = run_check(ev(), s, T0, sent=history)
     assert (d.verdict, d.at) == ("digest", T0)
-    digest = Sent("digest/1", "", "", 0, T0 - 500, True, "h")
+    digest = Sent("digest/1", "", "", 0, T0 - 500, "digest", "h")
     d = run_check(ev(), s, T0, sent=[*history, digest])
     assert (d.verdict, d.at) == ("digest", T0 - 500 + 300_000)
     # once the window has passed, sends go again
@@ -193,8 +193,21 @@ def test_settings_round_trip_and_refuse_bad_values() -> None:
     s = NotifySettings().updated(delay_s=0, quiet_start="22:00", states=["needs-input"])
     assert NotifySettings.from_json(s.to_json()) == s
     assert NotifySettings.from_json({"unknown": 1}) == NotifySettings()
-    for bad in ({"delay_s": -1}, {"delay_s": "soon"}, {"states": ["busy"]},
-                {"quiet_start": "25:00"}, {"generic": "yes"}, {"nope": 1}):  # fmt: skip
+    ok = NotifySettings().updated(vapid_subject="mailto:me@example.com").vapid_subject
+    assert ok == "mailto:me@example.com"
+    bad_values: list[dict[str, object]] = [
+        {"delay_s": -1},
+        {"delay_s": "soon"},
+        {"states": ["busy"]},
+        {"quiet_start": "25:00"},
+        {"generic": "yes"},
+        {"nope": 1},
+        {"vapid_subject": "mailto:me@localhost"},
+        {"vapid_subject": "mailto:a@b.local"},
+        {"vapid_subject": "me@example.com"},
+        {"vapid_subject": "https://x.org/path"},
+    ]
+    for bad in bad_values:
         with pytest.raises(ValueError):
             NotifySettings().updated(**bad)
 
@@ -241,10 +254,11 @@ def simulate(
         minute = (now // MIN) % 1440
         d = check(e, s, now=now, still_waiting=waiting, looking=0, sent=sent, local_minute=minute)
         if d.verdict == "send":
-            sent.append(Sent(e.key, e.session_id, e.state, e.at, now, False, "h"))
+            sent.append(Sent(e.key, e.session_id, e.state, e.at, now, "send", "h"))
             sends.append((e, now))
         elif d.verdict == "digest" and d.at <= now:
-            sent.append(Sent(f"digest/{now}", "", "", 0, now, True, "h"))
+            sent.append(Sent(f"digest/{now}", "", "", 0, now, "digest", "h"))
+            sent.append(Sent(e.key, e.session_id, e.state, e.at, now, "folded", "h"))
         elif d.verdict in ("later", "digest"):
             assert d.at > now, d
             heapq.heappush(queue, (d.at, n, e))
@@ -258,7 +272,7 @@ def test_property_never_twice_cap_quiet_cooldown(raw, s) -> None:  # type: ignor
     keys = [e.key for e, _ in sends]
     assert len(keys) == len(set(keys)), "a transition was sent twice"
     window = int(s.cap_window_s * 1000)
-    plain = sorted(t for x in sent if not x.digest for t in [x.sent_at])
+    plain = sorted(x.sent_at for x in sent if x.kind == "send")
     digests = sorted(x.sent_at for x in sent if x.digest)
     for t in plain:
         assert sum(1 for u in plain if t <= u < t + window) <= s.cap

@@ -125,6 +125,8 @@ def _coerce(name: str, value: Any) -> Any:
         if value and _minute_of(str(value)) is None:
             raise ValueError(f"{name}: {value!r} is not a time of day HH:MM")
         return str(value or "")
+    if name == "vapid_subject":
+        return _subject(str(value or "").strip())
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ValueError(f"{name}: true or false, not {value!r}")
@@ -140,6 +142,31 @@ def _coerce(name: str, value: Any) -> Any:
     if isinstance(default, str):
         return str(value)
     raise ValueError(f"{name}: unexpected value {value!r}")
+
+
+def _subject(text: str) -> str:
+    """A VAPID contact: ``mailto:`` an address or an ``https:`` origin, never a local one
+    (Apple's push service answers 403 BadJwtToken to ``@localhost`` and ``.local``)."""
+    if not text:
+        return ""
+    lowered = text.lower()
+    if lowered.startswith("mailto:"):
+        domain = lowered.rpartition("@")[2]
+        ok = "@" in lowered and "." in domain
+    elif lowered.startswith("https://"):
+        domain = lowered[8:].split("/", 1)[0]
+        ok = "." in domain and lowered.rstrip("/") == f"https://{domain}"
+    else:
+        domain, ok = "", False
+    if not ok:
+        raise ValueError(
+            "vapid_subject: mailto:you@example.com or an https:// origin (a real contact)"
+        )
+    if domain in ("localhost", "localhost.localdomain") or domain.endswith(
+        (".local", ".localhost")
+    ):
+        raise ValueError(f"vapid_subject: {domain} is refused by Apple's push service (403)")
+    return text.rstrip("/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +197,14 @@ class Sent:
     state: str
     at: int
     sent_at: int
-    digest: bool = False
+    #: ``send``: a notification of its own; ``digest``: "N sessions need you";
+    #: ``folded``: this transition went out in a digest (so it is never sent on its own)
+    kind: str = "send"
     host: str = ""
+
+    @property
+    def digest(self) -> bool:
+        return self.kind == "digest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,12 +351,13 @@ def check(
         return Decision("later", at=now + wait * 60_000, reason="quiet hours")
     cooldown = int(settings.cooldown_s * 1000)
     last = max(
-        (s.sent_at for s in sent if s.session_id == event.session_id and not s.digest), default=None
+        (s.sent_at for s in sent if s.session_id == event.session_id and s.kind == "send"),
+        default=None,
     )
     if last is not None and now - last < cooldown:
         return Decision("later", at=last + cooldown, reason="cooldown")
     window = int(settings.cap_window_s * 1000)
-    recent = sorted(s.sent_at for s in sent if not s.digest and now - s.sent_at < window)
+    recent = [s.sent_at for s in sent if s.kind == "send" and now - s.sent_at < window]
     if len(recent) >= settings.cap:
         digests = [s.sent_at for s in sent if s.digest and now - s.sent_at < window]
         if not digests:
@@ -339,7 +373,7 @@ def _priority(event: NotifyEvent, quiet: bool) -> Priority:
 
 
 def _same_transition(event: NotifyEvent, s: Sent) -> bool:
-    if s.digest:
+    if s.kind not in ("send", "folded"):
         return False
     if s.key == event.key:
         return True
