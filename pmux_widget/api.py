@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pmux_widget import frames
 from pmux_widget.core import contract, model
 from pmux_widget.core.model import ActionName, Session, State, Transition
+from pmux_widget.notify.config import notify_settings as notify_settings
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub

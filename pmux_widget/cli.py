@@ -20,6 +20,7 @@ from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
+from pmux_widget.notify_cli import add_parser as add_notify_parser
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.table import format_table
 
@@ -367,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fleet", metavar="URL", help="the NATS server (default $PMUX_WIDGET_FLEET)")
     p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file")
     p.set_defaults(func=_cmd_fleet_forget)
+
+    add_notify_parser(sub)
 
     p = sub.add_parser(
         "demo",

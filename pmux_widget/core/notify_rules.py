@@ -158,14 +158,14 @@ def _subject(text: str) -> str:
         ok = "." in domain and lowered.rstrip("/") == f"https://{domain}"
     else:
         domain, ok = "", False
-    if not ok:
-        raise ValueError(
-            "vapid_subject: mailto:you@example.com or an https:// origin (a real contact)"
-        )
     if domain in ("localhost", "localhost.localdomain") or domain.endswith(
         (".local", ".localhost")
     ):
         raise ValueError(f"vapid_subject: {domain} is refused by Apple's push service (403)")
+    if not ok:
+        raise ValueError(
+            "vapid_subject: mailto:you@example.com or an https:// origin (a real contact)"
+        )
     return text.rstrip("/")
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "effective_settings",
     "load_config",
     "mask_url",
+    "notify_settings",
 ]
 
 DELAY_ENV = "PMUX_WIDGET_NOTIFY_DELAY"
@@ -166,3 +167,15 @@ def mask_url(url: str) -> str:
     rest = match.group(2)
     host = rest.split("@", 1)[-1].split("/", 1)[0].split("?", 1)[0]
     return f"{match.group(1)}***@{host}/…" if host else f"{match.group(1)}***"
+
+
+def notify_settings(home: str | os.PathLike[str] | None = None, **changes: Any) -> NotifySettings:
+    """The notification settings; with keyword arguments, changed first (and kept in
+    notify.json). ``pmux_widget.notify_settings(delay_s=0, quiet_start="22:00",
+    quiet_end="07:00", muted_projects={"scratch": 0})``. ValueError names a bad value."""
+    where = PmuxHome.resolve(home)
+    if not changes:
+        return load_config(where).settings
+    with edit_config(where) as box:
+        box[0] = box[0].with_settings(**changes)
+        return box[0].settings
