@@ -7,6 +7,7 @@ an answered dialog's notification is closed; 410 prunes; the away gate holds and
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from pmux_widget.notify.config import Channel, edit_config
 from pmux_widget.notify.notifier import Notifier, find
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
 
 from .helpers import wait_until
 from .notify_servers import PushService, Recorder
@@ -228,3 +230,28 @@ def test_someone_looking_holds_the_push_back_until_they_stop(
     n.report_presence("laptop", ["other"], visible=True, focused=True)
     ask(setup, sid="s-2")
     wait_until(lambda: http.count() == 2, what="the second delivery")
+
+
+def test_opted_in_actions_carry_a_token_the_hub_redeems_once(
+    setup: Installed, hubs: list[Hub], push: PushService, homes: Any, http: Recorder
+) -> None:
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(actions=True)
+    hub = start_hub(hubs)
+    ask(setup)
+    wait_until(lambda: push.delivered, what="the push")
+    pushed = push.delivered[0].payload
+    assert [a["action"] for a in pushed["actions"]] == ["approve", "deny", "open"]
+    assert "always" not in json.dumps(pushed["actions"]).lower()
+    body = http.requests[0].json() if http.requests else {}
+    assert "token" not in json.dumps(body), "a channel never carries the token"
+    typed: list[tuple[str, str]] = []
+
+    def answer() -> Any:
+        return notifier(hub).answers.answer(
+            pushed["token"], "approve", host=hub.host_name, device="phone",
+            session_of=hub.fleet.get, act=lambda sid, a: typed.append((sid, a)), now=now_ms(),
+        )  # fmt: skip
+
+    assert answer().status == 202 and typed == [("s-1", "approve")]
+    assert answer().status == 409 and len(typed) == 1

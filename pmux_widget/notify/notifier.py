@@ -44,6 +44,7 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from . import webpush
+from .answers import AnswerTokens
 from .channels import send_channel
 from .claims import NotifyStore
 from .config import Channel, ConfigError, config_path, effective_settings, load_config
@@ -55,6 +56,13 @@ __all__ = ["Notifier", "configured", "find", "notifier_source"]
 log = logging.getLogger(__name__)
 
 _notifiers: dict[int, Notifier] = {}
+
+#: the buttons of a permission dialog's push (never "always allow" from a phone)
+PUSH_ACTIONS = (
+    {"action": "approve", "title": "Allow once"},
+    {"action": "deny", "title": "Deny"},
+    {"action": "open", "title": "Open"},
+)
 
 
 class _HubView(Protocol):
@@ -144,6 +152,7 @@ class Notifier:
         self._settings = NotifySettings()
         self._subs: list[webpush.Subscription] = []
         self._vapid: Any = None
+        self._answers: AnswerTokens | None = None
         #: decisions, newest last, for tests and the panel ("why did nothing come?")
         self.log: list[tuple[str, Decision]] = []
 
@@ -177,6 +186,8 @@ class Notifier:
             self._thread.join(5)
         self.outbox.stop()
         self.store.close()
+        if self._answers is not None:
+            self._answers.close()
 
     # ------------------------------------------------------------------ the hub thread
 
@@ -325,14 +336,55 @@ class Notifier:
             redact=settings.redact,
         )
         ttl = ttl_seconds(event.state, event.at, now)
-        self._send(claim.dests, payload, decision.priority, ttl, event.session_id)
+        self._send(claim.dests, payload, decision.priority, ttl, event.session_id,
+                   self._push_actions(session, settings, claim.dests, now))  # fmt: skip
+
+    def _push_actions(
+        self, session: Session, settings: NotifySettings, dests: list[str], now: int
+    ) -> dict[str, Any]:
+        """Allow once / Deny / Open and a single-use token, for a permission dialog sent to a
+        browser, when the user opted in (``actions``)."""
+        if not (
+            settings.actions
+            and session.state is State.NEEDS_INPUT
+            and session.current_tool
+            and any(d.startswith("push:") for d in dests)
+        ):
+            return {}
+        token = self.answers.issue(self.host, session, now)
+        return {"actions": list(PUSH_ACTIONS), "token": token}
+
+    @property
+    def answers(self) -> AnswerTokens:
+        """The remote-answer tokens (the server extension's ``pmux/act`` route redeems them
+        with :meth:`AnswerTokens.answer`)."""
+        if self._answers is None:
+            self._answers = AnswerTokens(self.home.root / "notify.db")
+        return self._answers
+
+    def update_notification(self, session_id: str, title: str, body: str) -> int:
+        """Replace a session's notification on every browser (e.g. "already answered" after
+        a refused remote answer); returns how many were sent to."""
+        self._refresh()
+        payload = {"title": title, "body": body, "session_id": session_id, "state": "update",
+                   "host": self.host, "url": "", "tag": session_id}  # fmt: skip
+        for sub in self._subs:
+            self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
+                                                   session_id))  # fmt: skip
+        return len(self._subs)
 
     def _dests(self, state: str, project: str | None) -> list[str]:
         dests = [c.dest for c in self._channels if matches(c.filters, state, project, self.host)]
         return dests + [s.dest for s in self._subs]
 
     def _send(
-        self, dests: list[str], payload: dict[str, Any], priority: str, ttl: int, topic_of: str
+        self,
+        dests: list[str],
+        payload: dict[str, Any],
+        priority: str,
+        ttl: int,
+        topic_of: str,
+        push_extra: Mapping[str, Any] | None = None,
     ) -> None:
         channels = {c.dest: c for c in self._channels}
         subs = {s.dest: s for s in self._subs}
@@ -353,7 +405,8 @@ class Notifier:
 
                 self.outbox.submit(Delivery(dest, channel.masked, send))
             elif dest in subs:
-                self.outbox.submit(self._push_delivery(subs[dest], payload, settings, ttl,
+                pushed = {**payload, **(push_extra or {})}
+                self.outbox.submit(self._push_delivery(subs[dest], pushed, settings, ttl,
                                                        priority, topic_of))  # fmt: skip
 
     def _push_delivery(
