@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,6 +25,8 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: time.monotonic() when the request was read (the benchmark's end point)
+    received: float = 0.0
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -52,9 +55,8 @@ class Recorder:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
-                req = Request(
-                    "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
-                )
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                req = Request("POST", self.path, headers, body, time.monotonic())
                 if recorder.inspect is not None:
                     recorder.inspect(req)
                 with recorder.lock:
@@ -128,6 +130,7 @@ class Delivered:
     payload: Any
     vapid_ok: bool
     claims: dict[str, Any]
+    received: float = 0.0
 
 
 class PushService:
@@ -170,7 +173,7 @@ class PushService:
         except Exception as exc:
             self.errors.append(f"{req.path}: {exc!r}")
             return
-        self.delivered.append(Delivered(req.path, req.headers, payload, ok, claims))
+        self.delivered.append(Delivered(req.path, req.headers, payload, ok, claims, req.received))
 
 
 def _jwt_claims(auth: str) -> dict[str, Any]:

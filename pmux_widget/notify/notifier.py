@@ -153,6 +153,8 @@ class Notifier:
         self._subs: list[webpush.Subscription] = []
         self._vapid: Any = None
         self._answers: AnswerTokens | None = None
+        #: set once the notifier has loaded its configuration and imported its senders
+        self.ready = threading.Event()
         #: decisions, newest last, for tests and the panel ("why did nothing come?")
         self.log: list[tuple[str, Decision]] = []
 
@@ -243,11 +245,20 @@ class Notifier:
 
     def _warm(self) -> None:
         """Import and load what a first send needs now, not at the first transition
-        (pywebpush takes 0.3 s to import)."""
+        (pywebpush takes 0.3 s to import, Apprise 0.15 s); the hub does not wait for it."""
         self._refresh()
         if self._subs:
             with contextlib.suppress(Exception):
-                import pywebpush  # noqa: F401
+                from pywebpush import WebPusher
+
+                WebPusher(self._subs[0].info()).encode(b"warm")  # loads http_ece's crypto
+                self._vapid.sign({"sub": "https://example.org", "aud": "https://example.org"})
+        if self._channels:
+            with contextlib.suppress(Exception):
+                import apprise
+
+                apprise.Apprise.instantiate("json://127.0.0.1")  # loads the plugin registry
+        self.ready.set()
 
     def _refresh(self) -> None:
         """Re-read notify.json and the subscriptions when they changed (a stat each)."""
