@@ -255,3 +255,24 @@ def test_opted_in_actions_carry_a_token_the_hub_redeems_once(
 
     assert answer().status == 202 and typed == [("s-1", "approve")]
     assert answer().status == 409 and len(typed) == 1
+
+
+def test_beyond_the_cap_one_digest_goes_whatever_the_hubs(
+    setup: Installed, hubs: list[Hub], http: Recorder, homes: Any
+) -> None:
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(cap=2, cap_window_s=300)
+    first, _ = start_hub(hubs), start_hub(hubs)
+    for i in range(3):
+        ask(setup, sid=f"s-{i}", command=f"step {i}")
+        wait_until(lambda i=i: http.count() >= i + 1, what=f"message {i + 1}")
+    ask(setup, sid="s-3", command="step 3")
+    wait_until(
+        lambda: any(d.reason == "cap: next digest" for n in map(notifier, hubs) for _, d in n.log),
+        what="the fourth folded into the next digest",
+    )
+    settle(hubs)
+    titles = [r.json()["title"] for r in http.requests]
+    assert titles == ["Needs you · acme-api", "Needs you · acme-api", "3 sessions need you"]
+    assert http.requests[2].json()["message"] == "acme-api"
+    assert first.fleet["s-3"].state.value == "needs-input"

@@ -15,6 +15,7 @@ the channel list.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import heapq
 import itertools
@@ -46,7 +47,7 @@ from pmux_widget.system.home import PmuxHome
 from . import webpush
 from .answers import AnswerTokens
 from .channels import send_channel
-from .claims import NotifyStore
+from .claims import HISTORY_MS, NotifyStore
 from .config import Channel, ConfigError, config_path, effective_settings, load_config
 from .delivery import Delivery, Gone, Outbox
 from .payload import close_payload, digest_payload, session_payload
@@ -155,8 +156,9 @@ class Notifier:
         self._answers: AnswerTokens | None = None
         #: set once the notifier has loaded its configuration and imported its senders
         self.ready = threading.Event()
-        #: decisions, newest last, for tests and the panel ("why did nothing come?")
-        self.log: list[tuple[str, Decision]] = []
+        #: the latest decisions, newest last, for tests and the panel ("why did nothing come?")
+        self.log: collections.deque[tuple[str, Decision]] = collections.deque(maxlen=500)
+        self._pruned_at = 0
 
     # ------------------------------------------------------------------ lifecycle (Source)
 
@@ -291,6 +293,9 @@ class Notifier:
         event = item.event
         now = self.clock()
         self._refresh()
+        if now - self._pruned_at > 3600_000:  # the claims only need to outlive the rules' look-back
+            self._pruned_at = now
+            self.store.prune(now - HISTORY_MS)
         settings = self._settings
         if item.kind == "event":
             first = plan(event, settings, event.at if event.at > 0 else now)

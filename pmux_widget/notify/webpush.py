@@ -73,12 +73,25 @@ class VapidKeys:
         return Vapid02.from_pem(self.private_pem.encode())
 
 
-def vapid_keys(home: PmuxHome) -> VapidKeys:
-    """The key pair, made on first use (create-only: a concurrent maker's pair wins)."""
-    path = push_dir(home) / "vapid.json"
+def _read_keys(path: Path) -> VapidKeys | None:
     with contextlib.suppress(FileNotFoundError, ValueError, KeyError):
         data = json.loads(path.read_text())
         return VapidKeys(str(data["private_pem"]), str(data["public_key"]))
+    return None
+
+
+def vapid_keys(home: PmuxHome) -> VapidKeys:
+    """The key pair, made on first use, once (under the push directory's lock: every hub's
+    notifier, in this process or another, may ask at the same moment)."""
+    path = push_dir(home) / "vapid.json"
+    keys = _read_keys(path)
+    if keys is not None:
+        return keys
+    with _locked(home):
+        return _read_keys(path) or _make_keys(path)
+
+
+def _make_keys(path: Path) -> VapidKeys:
     from cryptography.hazmat.primitives import serialization
     from py_vapid import Vapid02
 
@@ -88,10 +101,8 @@ def vapid_keys(home: PmuxHome) -> VapidKeys:
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
     )
     keys = VapidKeys(vapid.private_pem().decode(), _b64(public))
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     data = json.dumps({"private_pem": keys.private_pem, "public_key": keys.public_key})
-    if not atomic_write(path, data.encode(), 0o600, exclusive=True):
-        return vapid_keys(home)
+    atomic_write(path, data.encode(), 0o600, exclusive=True)
     return keys
 
 
@@ -157,20 +168,27 @@ def load_subscriptions(home: PmuxHome) -> list[Subscription]:
 
 
 @contextlib.contextmanager
-def _edit(home: PmuxHome) -> Iterator[list[Subscription]]:
+def _locked(home: PmuxHome) -> Iterator[None]:
+    """The push directory's lock (``flock``: between processes and between threads alike)."""
     directory = push_dir(home)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(directory / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _edit(home: PmuxHome) -> Iterator[list[Subscription]]:
+    with _locked(home):
         subs = load_subscriptions(home)
         before = list(subs)
         yield subs
         if subs != before:
             data = json.dumps([s.to_json() for s in subs], indent=2) + "\n"
             atomic_write(_subs_path(home), data.encode(), 0o600)
-    finally:
-        os.close(fd)
 
 
 def add_subscription(home: PmuxHome, sub: Subscription) -> None:
