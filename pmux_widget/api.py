@@ -94,9 +94,13 @@ def start(
 def _start_publisher(
     target: Hub, url: str, host: str | None, creds: str | None, redact: bool
 ) -> Any:
+    from pmux_widget.fleet.notify_claims import attach_fleet_claims
     from pmux_widget.fleet_cli import start_fleet_publisher
 
-    return start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+    publisher = start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+    # a fleet's notifications go once, whichever machine sends them
+    attach_fleet_claims(target, url, creds=creds, host=publisher.host)
+    return publisher
 
 
 def stop() -> None:

@@ -165,6 +165,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"pmux-widget hub on http://127.0.0.1:{hub.port} (hub {hub.hub_id}, pid {os.getpid()});"
         " Ctrl+C stops"
     )
+    from pmux_widget.fleet.notify_claims import attach_fleet_claims
     from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
 
     publisher, url = None, fleet_url(args.fleet)
@@ -178,6 +179,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"pmux-widget: {exc}", file=sys.stderr)
             return EXIT_USAGE
         print(f"publishing to the fleet at {url} as host {publisher.host}")
+        attach_fleet_claims(hub, url, creds=args.fleet_creds, host=publisher.host)
     sys.stdout.flush()
     done = threading.Event()
 

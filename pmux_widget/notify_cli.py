@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pmux_widget.core.notify_rules import ChannelFilter
@@ -180,14 +182,70 @@ def cmd_settings(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_fleet_notifier(
+    args: argparse.Namespace,
+    stop: threading.Event | None = None,
+    started: Callable[[Any], None] | None = None,
+) -> int:
+    """``pmux-widget notify --fleet URL``: notify for every host of the fleet, until Ctrl+C
+    (or ``stop``; ``started(notifier)`` is told once it runs). Claims go to the fleet's bucket
+    too, so no host sends twice."""
+    import signal
+    import socket
+
+    from pmux_widget.fleet import Subscriber
+    from pmux_widget.fleet.notify_claims import FleetClaims
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.notify.notifier import Notifier
+
+    home = _home(args)
+    try:
+        subscriber = Subscriber(args.fleet, creds=args.fleet_creds).start(timeout=10)
+    except Exception as exc:
+        _err(f"fleet {args.fleet}: {exc}")
+        return EXIT_FAIL
+    view = FleetView(subscriber, home=home.root)
+    claims = FleetClaims(args.fleet, creds=args.fleet_creds).start()
+    notifier = Notifier(home, host=socket.gethostname(), hub_id="fleet", hub=view, fleet=True)
+    notifier.remote_claim = claims.claim
+    notifier.on_stop.append(claims.stop)
+    notifier.start_sync()
+    if started is not None:
+        started(notifier)
+    print(f"notifying for every host of the fleet at {args.fleet}; Ctrl+C stops", flush=True)
+    done = stop or threading.Event()
+    if stop is None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: done.set())
+    try:
+        while not done.wait(0.5):
+            pass
+    finally:
+        notifier.stop_sync()
+        view.close()
+        subscriber.stop()
+    return EXIT_OK
+
+
 def cmd_notify(args: argparse.Namespace) -> int:
+    if args.notify_command is None:
+        if args.fleet:
+            return run_fleet_notifier(args)
+        _err("say what: add, list, remove, test, settings, or --fleet URL")
+        return EXIT_USAGE
     return int(args.notify_func(args))
 
 
 def add_parser(sub: Any) -> None:
     """``pmux-widget notify ...`` under the main parser's subcommands."""
     p = sub.add_parser("notify", help="phone notifications: channels, browsers, settings")
-    notify_sub = p.add_subparsers(dest="notify_command", required=True)
+    p.add_argument(
+        "--fleet",
+        metavar="URL",
+        help="notify for every host of this NATS fleet (runs until Ctrl+C)",
+    )
+    p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file for --fleet")
+    notify_sub = p.add_subparsers(dest="notify_command")
     p.set_defaults(func=cmd_notify)
 
     q = notify_sub.add_parser("add", help="add a channel: an Apprise URL (ntfy://, pover://, ...)")

@@ -156,6 +156,10 @@ class Notifier:
         self._answers: AnswerTokens | None = None
         #: set once the notifier has loaded its configuration and imported its senders
         self.ready = threading.Event()
+        #: a second, fleet-wide claim (``fleet.notify_claims``): (key, dests) → the dests won
+        self.remote_claim: Callable[[str, list[str]], list[str]] | None = None
+        #: called at stop (what was attached to this notifier)
+        self.on_stop: list[Callable[[], None]] = []
         #: the latest decisions, newest last, for tests and the panel ("why did nothing come?")
         self.log: collections.deque[tuple[str, Decision]] = collections.deque(maxlen=500)
         self._pruned_at = 0
@@ -189,6 +193,9 @@ class Notifier:
         if self._thread is not None:
             self._thread.join(5)
         self.outbox.stop()
+        for stop in self.on_stop:
+            with contextlib.suppress(Exception):
+                stop()
         self.store.close()
         if self._answers is not None:
             self._answers.close()
@@ -215,7 +222,7 @@ class Notifier:
 
     def _event(self, s: Session) -> NotifyEvent:
         return NotifyEvent(
-            host=self.host,
+            host=s.host or self.host,  # a fleet-wide notifier's sessions name their host
             session_id=s.session_id,
             state=s.state.value,
             at=s.state_since,
@@ -313,7 +320,7 @@ class Notifier:
             and session.state.value == event.state
             and abs(session.state_since - event.at) <= SAME_TRANSITION_MS
         )
-        dests = self._dests(event.state, event.project)
+        dests = self._dests(event.state, event.project, event.host)
         if not dests:
             self.log.append((event.key, Decision("drop", reason="no destination")))
             return
@@ -335,6 +342,8 @@ class Notifier:
         if decision.verdict in ("later", "digest") and decision.at > now:
             self._defer(decision.at, item)
             return
+        if claim.dests and self.remote_claim is not None:
+            claim.dests = self.remote_claim(claim.key, claim.dests)
         if not claim.dests or session is None:
             return
         url = self.url_for(event.session_id) if self.url_for else ""
@@ -345,7 +354,7 @@ class Notifier:
             return
         payload = session_payload(
             session,
-            host=self.host,
+            host=event.host,
             fleet=self.fleet,
             url=url,
             generic=settings.generic,
@@ -389,8 +398,8 @@ class Notifier:
                                                    session_id))  # fmt: skip
         return len(self._subs)
 
-    def _dests(self, state: str, project: str | None) -> list[str]:
-        dests = [c.dest for c in self._channels if matches(c.filters, state, project, self.host)]
+    def _dests(self, state: str, project: str | None, host: str) -> list[str]:
+        dests = [c.dest for c in self._channels if matches(c.filters, state, project, host)]
         return dests + [s.dest for s in self._subs]
 
     def _send(
@@ -465,9 +474,15 @@ class Notifier:
             return
         got = set(self.store.sent_near(event.session_id, event.state, event.at))
         now = self.clock()
+        key = f"close/{event.key}"
+        mine = [
+            s.dest for s in self._subs if s.dest in got and self.store.claim_once(key, s.dest, now)
+        ]
+        if mine and self.remote_claim is not None:
+            mine = self.remote_claim(key, mine)
         for sub in self._subs:
-            if sub.dest in got and self.store.claim_once(f"close/{event.key}", sub.dest, now):
-                payload = close_payload(event.session_id, self.host)
+            if sub.dest in mine:
+                payload = close_payload(event.session_id, event.host)
                 self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
                                                        event.session_id))  # fmt: skip
 
