@@ -14,7 +14,8 @@ from typing import Any
 
 from pmux_widget.core.notify_rules import ChannelFilter
 from pmux_widget.notify import webpush
-from pmux_widget.notify.config import Channel, ConfigError, edit_config, load_config
+from pmux_widget.notify.config import Channel, ConfigError, edit_config
+from pmux_widget.notify.status import overview
 from pmux_widget.system.home import PmuxHome
 
 __all__ = ["add_parser", "cmd_notify"]
@@ -67,27 +68,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _listing(home: PmuxHome) -> dict[str, Any]:
-    from pmux_widget.notify.delivery import read_health
-
-    config = load_config(home)
-    health = read_health(home)
-
-    def state(dest: str) -> str:
-        entry = health.get(dest) or {}
-        return f"failing: {entry.get('last_error')}" if entry.get("failures") else "ok"
-
-    channels = [
-        {"n": i, "url": c.masked, "filters": c.filters.to_json(), "status": state(c.dest)}
-        for i, c in enumerate(config.channels, 1)
-    ]
-    browsers = [{**s.listed(), "status": state(s.dest)} for s in webpush.load_subscriptions(home)]
-    return {"channels": channels, "browsers": browsers, "settings": config.settings.to_json()}
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     try:
-        data = _listing(_home(args))
+        data = overview(_home(args))
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_FAIL

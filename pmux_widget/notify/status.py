@@ -6,14 +6,15 @@ from __future__ import annotations
 import importlib.util
 import stat
 from dataclasses import dataclass
+from typing import Any
 
 from pmux_widget.system.home import PmuxHome
 
 from . import webpush
 from .config import ConfigError, config_path, load_config
-from .delivery import failing
+from .delivery import failing, read_health
 
-__all__ = ["NotifyCheck", "notify_checks"]
+__all__ = ["NotifyCheck", "notify_checks", "overview"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,22 @@ def notify_checks(home: PmuxHome) -> list[NotifyCheck]:
             )
         )
     return checks
+
+
+def overview(home: PmuxHome) -> dict[str, Any]:
+    """What the panel's notification settings and ``notify list`` show: the channels (masked,
+    numbered from 1, with their filters), the browsers (no keys), each one's last outcome
+    ("ok" or "failing: <why>"), and the settings. ConfigError when notify.json is unreadable."""
+    config = load_config(home)
+    health = read_health(home)
+
+    def state(dest: str) -> str:
+        entry = health.get(dest) or {}
+        return f"failing: {entry.get('last_error')}" if entry.get("failures") else "ok"
+
+    channels = [
+        {"n": i, "url": c.masked, "filters": c.filters.to_json(), "status": state(c.dest)}
+        for i, c in enumerate(config.channels, 1)
+    ]
+    browsers = [{**s.listed(), "status": state(s.dest)} for s in webpush.load_subscriptions(home)]
+    return {"channels": channels, "browsers": browsers, "settings": config.settings.to_json()}
