@@ -38,6 +38,7 @@ MODULES = [
     ("fleet", "benchmarks.bench_fleet"),
     ("actions", "benchmarks.bench_actions"),
     ("kill", "benchmarks.bench_kill"),
+    ("notify", "benchmarks.bench_notify"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),

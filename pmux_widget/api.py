@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pmux_widget import frames
 from pmux_widget.core import contract, model
 from pmux_widget.core.model import ActionName, Session, State, Transition
+from pmux_widget.notify.config import notify_settings as notify_settings
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
@@ -93,9 +94,13 @@ def start(
 def _start_publisher(
     target: Hub, url: str, host: str | None, creds: str | None, redact: bool
 ) -> Any:
+    from pmux_widget.fleet.notify_claims import attach_fleet_claims
     from pmux_widget.fleet_cli import start_fleet_publisher
 
-    return start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+    publisher = start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
+    # a fleet's notifications go once, whichever machine sends them
+    attach_fleet_claims(target, url, creds=creds, host=publisher.host)
+    return publisher
 
 
 def stop() -> None:

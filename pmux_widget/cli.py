@@ -19,6 +19,7 @@ from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.hooks import live_hubs
+from pmux_widget.notify_cli import add_parser as add_notify_parser
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.table import format_table, redraw, watch
 
@@ -164,6 +165,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"pmux-widget hub on http://127.0.0.1:{hub.port} (hub {hub.hub_id}, pid {os.getpid()});"
         " Ctrl+C stops"
     )
+    from pmux_widget.fleet.notify_claims import attach_fleet_claims
     from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
 
     publisher, url = None, fleet_url(args.fleet)
@@ -177,6 +179,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"pmux-widget: {exc}", file=sys.stderr)
             return EXIT_USAGE
         print(f"publishing to the fleet at {url} as host {publisher.host}")
+        attach_fleet_claims(hub, url, creds=args.fleet_creds, host=publisher.host)
     sys.stdout.flush()
     done = threading.Event()
 
@@ -370,6 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fleet", metavar="URL", help="the NATS server (default $PMUX_WIDGET_FLEET)")
     p.add_argument("--fleet-creds", metavar="FILE", help="NATS credentials file")
     p.set_defaults(func=_cmd_fleet_forget)
+
+    add_notify_parser(sub)
 
     p = sub.add_parser(
         "demo",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pmux_widget.notify.status import notify_checks
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.processes import pid_alive
 
@@ -109,6 +110,7 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
     )
     checks.append(_hub_check(home, timeout))
     checks.extend(_jupyter_checks(home))
+    checks.extend(DoctorCheck(c.name, c.ok, c.message, c.optional) for c in notify_checks(home))
     tmux = shutil.which("tmux")
     checks.append(
         DoctorCheck("tmux", True, tmux, optional=True)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 
+from pmux_widget.notify.notifier import configured, env_wants_notifier, notifier_source
+from pmux_widget.system.home import PmuxHome
+
 from .hub import Hub
 from .protocols import SourceFactory
 from .sources import FileSources
@@ -26,13 +29,20 @@ def make_hub(
     port: int = 0,
     sources: bool = True,
     retain_days: float | None = 30.0,
+    notify: bool | None = None,
 ) -> Hub:
     """A hub (not started) with the default sources, or with none (``sources=False``: hooks
-    only, as the server tests and benchmarks want)."""
+    only, as the server tests and benchmarks want). ``notify``: run the notifier (phone
+    notifications); None: when a channel or browser subscription is configured, or as
+    ``PMUX_WIDGET_NOTIFY`` says."""
+    chosen = list(default_sources()) if sources else []
+    pmux_home = PmuxHome.resolve(home)
+    if notify is None:
+        notify = env_wants_notifier()
+    if notify is None:
+        notify = configured(pmux_home)
+    if notify:
+        chosen.append(notifier_source(pmux_home))
     return Hub(
-        home=home,
-        claude_home=claude_home,
-        port=port,
-        sources=default_sources() if sources else (),
-        retain_days=retain_days,
+        home=home, claude_home=claude_home, port=port, sources=chosen, retain_days=retain_days
     )

@@ -1,0 +1,537 @@
+"""The notifier: an effect of the hub that tells your phone when a session needs you.
+
+On the hub thread it only looks at each step's changes and queues the notifying ones (a live
+transition into needs-input or review, flagged by the tracker) and the dialogs that closed;
+everything else runs on its own thread: the rules (``core.notify_rules``) with a real clock,
+the claim in the store every hub shares (``claims``), the payload, and the hand-off to one
+sender per destination (``delivery``). So a hook is never delayed, and however many hubs run
+on the machine each transition goes once per destination.
+
+It plugs into a hub as a source (``make_hub(notify=...)`` or :func:`notifier_source`): it is
+started and stopped with the hub and sees it only through ``fleet`` and ``add_listener``.
+The server extension reaches it through :func:`find` (by hub) for presence, subscriptions and
+the channel list.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import heapq
+import itertools
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pmux_widget.core.model import Change, Session, State
+from pmux_widget.core.notify_rules import (
+    SAME_TRANSITION_MS,
+    Decision,
+    NotifyEvent,
+    NotifySettings,
+    Presence,
+    check,
+    looking_until,
+    matches,
+    plan,
+    ttl_seconds,
+)
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
+
+from . import webpush
+from .answers import AnswerTokens
+from .channels import send_channel
+from .claims import HISTORY_MS, NotifyStore
+from .config import Channel, ConfigError, config_path, effective_settings, load_config
+from .delivery import Delivery, Gone, Outbox
+from .payload import close_payload, digest_payload, session_payload
+
+__all__ = ["Notifier", "configured", "find", "notifier_source"]
+
+log = logging.getLogger(__name__)
+
+_notifiers: dict[int, Notifier] = {}
+
+#: the buttons of a permission dialog's push (never "always allow" from a phone)
+PUSH_ACTIONS = (
+    {"action": "approve", "title": "Allow once"},
+    {"action": "deny", "title": "Deny"},
+    {"action": "open", "title": "Open"},
+)
+
+
+class _HubView(Protocol):
+    @property
+    def fleet(self) -> Mapping[str, Session]: ...
+
+    def add_listener(
+        self, listener: Callable[[list[Change], dict[str, Session]], None]
+    ) -> Callable[[], None]: ...
+
+
+def configured(home: PmuxHome) -> bool:
+    """Whether any channel or browser subscription exists (else hubs run no notifier)."""
+    try:
+        if load_config(home).channels:
+            return True
+    except ConfigError:
+        return True  # let the notifier start and report the bad file
+    return bool(webpush.load_subscriptions(home))
+
+
+def find(hub: object) -> Notifier | None:
+    """The notifier running in ``hub`` (the server extension's entry point)."""
+    return _notifiers.get(id(hub))
+
+
+def notifier_source(home: PmuxHome) -> Callable[[Any], Notifier]:
+    """A source factory for ``Hub(sources=...)``: a notifier on that hub, with this home."""
+
+    def factory(hub: Any) -> Notifier:
+        return Notifier(
+            home,
+            host=str(getattr(hub, "host_name", "") or socket.gethostname()),
+            hub_id=str(getattr(hub, "hub_id", "")),
+            hub=hub,
+        )
+
+    return factory
+
+
+@dataclass(frozen=True)
+class _Item:
+    kind: str  # "event" | "close"
+    event: NotifyEvent
+
+
+def local_minute(ms: int) -> int:
+    t = time.localtime(ms / 1000)
+    return t.tm_hour * 60 + t.tm_min
+
+
+class Notifier:
+    """One per hub. Thread-safe entry points; ``listener`` runs on the hub thread."""
+
+    def __init__(
+        self,
+        home: PmuxHome,
+        *,
+        host: str,
+        hub_id: str = "",
+        hub: _HubView | None = None,
+        fleet: bool = False,
+        clock: Callable[[], int] = now_ms,
+        url_for: Callable[[str], str] | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.home = home
+        self.host = host
+        self.hub_id = hub_id
+        self.fleet = fleet  # add the host to titles
+        self.clock = clock
+        #: the deep link a click opens (the server extension sets it: JupyterLab's panel)
+        self.url_for = url_for
+        self.timeout = timeout
+        self.store = NotifyStore(home.root / "notify.db", hub_id)
+        self.outbox = Outbox(home)
+        self._hub = hub
+        self._fleet: Mapping[str, Session] = hub.fleet if hub is not None else {}
+        self._unlisten: Callable[[], None] | None = None
+        self._heap: list[tuple[int, int, _Item]] = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._config_stamp: tuple[float, float] | None = None
+        self._channels: tuple[Channel, ...] = ()
+        self._settings = NotifySettings()
+        self._subs: list[webpush.Subscription] = []
+        self._vapid: Any = None
+        self._answers: AnswerTokens | None = None
+        #: set once the notifier has loaded its configuration and imported its senders
+        self.ready = threading.Event()
+        #: a second, fleet-wide claim (``fleet.notify_claims``): (key, dests) → the dests won
+        self.remote_claim: Callable[[str, list[str]], list[str]] | None = None
+        #: called at stop (what was attached to this notifier)
+        self.on_stop: list[Callable[[], None]] = []
+        #: the latest decisions, newest last, for tests and the panel ("why did nothing come?")
+        self.log: collections.deque[tuple[str, Decision]] = collections.deque(maxlen=500)
+        self._pruned_at = 0
+
+    # ------------------------------------------------------------------ lifecycle (Source)
+
+    async def start(self) -> None:
+        self.start_sync()
+
+    async def stop(self) -> None:
+        self.stop_sync()
+
+    def start_sync(self) -> Notifier:
+        if self._thread is not None:
+            return self
+        if self._hub is not None:
+            self._unlisten = self._hub.add_listener(self.listener)
+            _notifiers[id(self._hub)] = self
+        self._thread = threading.Thread(target=self._run, name="pmux-notifier", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop_sync(self) -> None:
+        if self._unlisten is not None:
+            self._unlisten()
+        if self._hub is not None and _notifiers.get(id(self._hub)) is self:
+            del _notifiers[id(self._hub)]
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(5)
+        self.outbox.stop()
+        for stop in self.on_stop:
+            with contextlib.suppress(Exception):
+                stop()
+        self.store.close()
+        if self._answers is not None:
+            self._answers.close()
+
+    # ------------------------------------------------------------------ the hub thread
+
+    def listener(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        """Queue the notifying changes; nothing else (the hub thread must not wait)."""
+        self._fleet = fleet
+        items = []
+        for change in changes:
+            after = change.after
+            if change.notification is not None:
+                items.append(_Item("event", self._event(after)))
+            before = change.before
+            if before is not None and before.state is State.NEEDS_INPUT and change.state_changed:
+                items.append(_Item("close", self._event(before)))
+        if items:
+            now = self.clock()
+            with self._cond:
+                for item in items:
+                    heapq.heappush(self._heap, (now, next(self._seq), item))
+                self._cond.notify()
+
+    def _event(self, s: Session) -> NotifyEvent:
+        return NotifyEvent(
+            host=s.host or self.host,  # a fleet-wide notifier's sessions name their host
+            session_id=s.session_id,
+            state=s.state.value,
+            at=s.state_since,
+            project=s.project,
+            interactive=s.tracking.interactive,
+        )
+
+    # ------------------------------------------------------------------ the notifier thread
+
+    def _run(self) -> None:
+        self._warm()
+        while True:
+            with self._cond:
+                while not self._stopping:
+                    wait = (self._heap[0][0] - self.clock()) / 1000 if self._heap else None
+                    if wait is not None and wait <= 0:
+                        break
+                    self._cond.wait(wait)
+                if self._stopping:
+                    return
+                _, _, item = heapq.heappop(self._heap)
+            try:
+                if item.kind == "close":
+                    self._close(item.event)
+                else:
+                    self._step(item)
+            except Exception:
+                log.exception("notifier failed on %r", item)
+
+    def _warm(self) -> None:
+        """Import and load what a first send needs now, not at the first transition
+        (pywebpush takes 0.3 s to import, Apprise 0.15 s); the hub does not wait for it."""
+        self._refresh()
+        if self._subs:
+            with contextlib.suppress(Exception):
+                from pywebpush import WebPusher
+
+                WebPusher(self._subs[0].info()).encode(b"warm")  # loads http_ece's crypto
+                self._vapid.sign({"sub": "https://example.org", "aud": "https://example.org"})
+        if self._channels:
+            with contextlib.suppress(Exception):
+                import apprise
+
+                apprise.Apprise.instantiate("json://127.0.0.1")  # loads the plugin registry
+        self.ready.set()
+
+    def _refresh(self) -> None:
+        """Re-read notify.json and the subscriptions when they changed (a stat each)."""
+        stamps = []
+        for path in (config_path(self.home), webpush.push_dir(self.home) / "subscriptions.json"):
+            try:
+                stamps.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamps.append(0)
+        stamp = (float(stamps[0]), float(stamps[1]))
+        if stamp == self._config_stamp:
+            return
+        try:
+            config = load_config(self.home)
+        except ConfigError as exc:
+            log.warning("notifications: %s", exc)
+            return
+        self._channels = config.channels
+        self._settings = effective_settings(config)
+        self._subs = webpush.load_subscriptions(self.home)
+        if self._subs and self._vapid is None:
+            self._vapid = webpush.vapid_keys(self.home).vapid()
+        self._config_stamp = stamp
+
+    def _defer(self, at: int, item: _Item) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (at, next(self._seq), item))
+
+    def _step(self, item: _Item) -> None:
+        event = item.event
+        now = self.clock()
+        self._refresh()
+        if now - self._pruned_at > 3600_000:  # the claims only need to outlive the rules' look-back
+            self._pruned_at = now
+            self.store.prune(now - HISTORY_MS)
+        settings = self._settings
+        if item.kind == "event":
+            first = plan(event, settings, event.at if event.at > 0 else now)
+            self.log.append((event.key, first))
+            if first.verdict == "drop":
+                return
+            item = _Item("due", event)
+            if first.at > now:
+                self._defer(first.at, item)
+                return
+        session = self._fleet.get(event.session_id)
+        still = (
+            session is not None
+            and not session.ended
+            and session.state.value == event.state
+            and abs(session.state_since - event.at) <= SAME_TRANSITION_MS
+        )
+        dests = self._dests(event.state, event.project, event.host)
+        if not dests:
+            self.log.append((event.key, Decision("drop", reason="no destination")))
+            return
+
+        def rules(sent: Any, presences: list[Presence]) -> Decision:
+            return check(
+                event,
+                settings,
+                now=now,
+                still_waiting=still,
+                looking=looking_until(event.session_id, presences, settings, now),
+                sent=sent,
+                local_minute=local_minute(now),
+            )
+
+        claim = self.store.decide(event, dests, rules, now)
+        decision = claim.decision
+        self.log.append((event.key, decision))
+        if decision.verdict in ("later", "digest") and decision.at > now:
+            self._defer(decision.at, item)
+            return
+        if claim.dests and self.remote_claim is not None:
+            claim.dests = self.remote_claim(claim.key, claim.dests)
+        if not claim.dests or session is None:
+            return
+        url = self.url_for(event.session_id) if self.url_for else ""
+        if decision.verdict == "digest":
+            waiting = [s for s in self._fleet.values() if s.needs_attention and not s.ended]
+            payload = digest_payload(waiting, host=self.host, url=url, generic=settings.generic)
+            self._send(claim.dests, payload, decision.priority, 600, "pmux-digest")
+            return
+        payload = session_payload(
+            session,
+            host=event.host,
+            fleet=self.fleet,
+            url=url,
+            generic=settings.generic,
+            redact=settings.redact,
+        )
+        ttl = ttl_seconds(event.state, event.at, now)
+        self._send(claim.dests, payload, decision.priority, ttl, event.session_id,
+                   self._push_actions(session, settings, claim.dests, now))  # fmt: skip
+
+    def _push_actions(
+        self, session: Session, settings: NotifySettings, dests: list[str], now: int
+    ) -> dict[str, Any]:
+        """Allow once / Deny / Open and a single-use token, for a permission dialog sent to a
+        browser, when the user opted in (``actions``)."""
+        if not (
+            settings.actions
+            and session.state is State.NEEDS_INPUT
+            and session.current_tool
+            and any(d.startswith("push:") for d in dests)
+        ):
+            return {}
+        token = self.answers.issue(self.host, session, now)
+        return {"actions": list(PUSH_ACTIONS), "token": token}
+
+    @property
+    def answers(self) -> AnswerTokens:
+        """The remote-answer tokens (the server extension's ``pmux/act`` route redeems them
+        with :meth:`AnswerTokens.answer`)."""
+        if self._answers is None:
+            self._answers = AnswerTokens(self.home.root / "notify.db")
+        return self._answers
+
+    def update_notification(self, session_id: str, title: str, body: str) -> int:
+        """Replace a session's notification on every browser (e.g. "already answered" after
+        a refused remote answer); returns how many were sent to."""
+        self._refresh()
+        payload = {"title": title, "body": body, "session_id": session_id, "state": "update",
+                   "host": self.host, "url": "", "tag": session_id}  # fmt: skip
+        for sub in self._subs:
+            self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
+                                                   session_id))  # fmt: skip
+        return len(self._subs)
+
+    def _dests(self, state: str, project: str | None, host: str) -> list[str]:
+        dests = [c.dest for c in self._channels if matches(c.filters, state, project, host)]
+        return dests + [s.dest for s in self._subs]
+
+    def _send(
+        self,
+        dests: list[str],
+        payload: dict[str, Any],
+        priority: str,
+        ttl: int,
+        topic_of: str,
+        push_extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        channels = {c.dest: c for c in self._channels}
+        subs = {s.dest: s for s in self._subs}
+        settings = self._settings
+        for dest in dests:
+            if dest in channels:
+                channel = channels[dest]
+
+                def send(c: Channel = channel) -> None:
+                    send_channel(
+                        c.url,
+                        payload["title"],
+                        payload["body"],
+                        priority=priority,
+                        click=payload["url"],
+                        timeout=self.timeout,
+                    )
+
+                self.outbox.submit(Delivery(dest, channel.masked, send))
+            elif dest in subs:
+                pushed = {**payload, **(push_extra or {})}
+                self.outbox.submit(self._push_delivery(subs[dest], pushed, settings, ttl,
+                                                       priority, topic_of))  # fmt: skip
+
+    def _push_delivery(
+        self,
+        sub: webpush.Subscription,
+        payload: dict[str, Any],
+        settings: NotifySettings,
+        ttl: int,
+        priority: str,
+        topic_of: str,
+    ) -> Delivery:
+        vapid = self._vapid
+        home = self.home
+
+        def send() -> None:
+            try:
+                webpush.send_push(
+                    sub,
+                    payload,
+                    vapid=vapid,
+                    subject=settings.vapid_subject,
+                    ttl=ttl,
+                    urgency=priority,
+                    topic=webpush.topic_of(topic_of),
+                    timeout=self.timeout,
+                )
+            except webpush.PushGone as exc:
+                raise Gone(str(exc)) from None
+
+        def gone() -> None:
+            webpush.remove_subscription(home, sub.endpoint)
+
+        label = f"browser {sub.device or sub.listed()['service']}"
+        return Delivery(sub.dest, label, send, on_gone=gone)
+
+    def _close(self, event: NotifyEvent) -> None:
+        """The dialog was answered: close its notification on the browsers that got it."""
+        self._refresh()
+        if not self._subs:
+            return
+        got = set(self.store.sent_near(event.session_id, event.state, event.at))
+        now = self.clock()
+        key = f"close/{event.key}"
+        mine = [
+            s.dest for s in self._subs if s.dest in got and self.store.claim_once(key, s.dest, now)
+        ]
+        if mine and self.remote_claim is not None:
+            mine = self.remote_claim(key, mine)
+        for sub in self._subs:
+            if sub.dest in mine:
+                payload = close_payload(event.session_id, event.host)
+                self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
+                                                       event.session_id))  # fmt: skip
+
+    # ------------------------------------------------------------------ for the server extension
+
+    def report_presence(
+        self,
+        device: str,
+        sessions: list[str] | frozenset[str],
+        *,
+        visible: bool,
+        focused: bool,
+        input_at: int | None = None,
+    ) -> None:
+        """A browser reports what its panel or widget shows and whether someone uses it."""
+        now = self.clock()
+        presence = Presence(device, frozenset(sessions), visible, focused, input_at or now)
+        self.store.report_presence(presence, now)
+
+    def public_key(self) -> str:
+        """The VAPID application server key (``GET pmux/api/push/key``)."""
+        return webpush.vapid_keys(self.home).public_key
+
+    def subscribe(self, data: Mapping[str, Any], device: str = "") -> dict[str, Any]:
+        """Keep a browser's PushSubscription (``POST pmux/api/push/subscriptions``)."""
+        sub = webpush.Subscription.from_json(data, device=device, now=self.clock())
+        webpush.vapid_keys(self.home)
+        webpush.add_subscription(self.home, sub)
+        return sub.listed()
+
+    def unsubscribe(self, endpoint_or_id: str) -> bool:
+        return webpush.remove_subscription(self.home, endpoint_or_id)
+
+    def devices(self) -> list[dict[str, Any]]:
+        return [s.listed() for s in webpush.load_subscriptions(self.home)]
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Until nothing is queued or due now and every send finished (tests, bench)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._cond:
+                due = [t for t, _, _ in self._heap if t <= self.clock()]
+            if not due and self.outbox.wait_idle(max(0.0, deadline - time.monotonic())):
+                return True
+            time.sleep(0.01)
+        return False
+
+
+def env_wants_notifier() -> bool | None:
+    """``PMUX_WIDGET_NOTIFY=0|1`` forces the notifier off or on; unset: when configured."""
+    value = os.environ.get("PMUX_WIDGET_NOTIFY", "").strip()
+    return None if not value else value not in ("0", "false", "no")
