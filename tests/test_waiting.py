@@ -223,7 +223,9 @@ def test_a_script_asks_with_asyncio_run(tmp_path: Path) -> None:
     fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", sessions=1, seed=5, speed=1)
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "started", proc.stderr
+        if proc.stdout.readline().strip() != "started":
+            proc.kill()
+            pytest.fail(f"the script did not start its hub: {proc.communicate()[1]}")
         fleet.start()
         assert fleet.panes is not None, fleet.note
         out, err = proc.communicate(timeout=150)
