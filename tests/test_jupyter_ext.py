@@ -365,6 +365,13 @@ def test_under_a_jupyterhub_base_url(tmp_path: Path) -> None:
         ws = stream(server)
         assert SID in json.loads(ws.recv())["traits"]["snapshot"]["sessions"]
         ws.close()
+        # a browser logged in under /user/alice/: its cookie's path is the base URL
+        browser = server.cookie_session()
+        assert browser.get(server.url("pmux/api/sessions"), timeout=15).status_code == 200
+        cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+        ws = stream(server, header=[f"Cookie: {cookie}"], origin=f"http://127.0.0.1:{server.port}")
+        assert json.loads(ws.recv())["type"] == "traits"
+        ws.close()
         outside = requests.get(
             f"http://127.0.0.1:{server.port}/pmux/api/sessions",
             headers=server.headers(),
