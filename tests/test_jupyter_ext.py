@@ -271,6 +271,28 @@ def test_turned_off_the_server_runs_no_hub(
         server.stop()
 
 
+def test_a_hub_that_cannot_start_leaves_jupyter_running(tmp_path: Path) -> None:
+    """PMUX_WIDGET_HOME is a file: the hub fails, the server runs, the routes say why."""
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("")
+    server = LabServer(tmp_path, env={"PMUX_WIDGET_HOME": str(blocked)})
+    server.start(hub=False)
+    try:
+        # (a Response is falsy when not ok: wait for the answer in a list)
+        [answer] = wait_until(
+            lambda: [a for a in [server.get("pmux/api/sessions")] if a.status_code != 200],
+            what="the route's answer",
+        )
+        assert answer.status_code == 503
+        assert "the pmux-widget hub failed to start" in answer.json()["error"]
+        assert server.get("api/status").status_code == 200
+        assert (
+            server.post("pmux/api/actions", {"action": "x", "session_id": "y"}).status_code == 503
+        )
+    finally:
+        server.stop()
+
+
 def test_every_route_needs_jupyter_credentials(tmp_path: Path) -> None:
     # As the extension template's check_auth: no handler of ours lacks an auth decorator.
     args = ("--ServerApp.allow_unauthenticated_access=False",)
@@ -342,6 +364,13 @@ def test_under_a_jupyterhub_base_url(tmp_path: Path) -> None:
         wait_until(lambda: state_of(server, SID) == "idle", what="the session")
         ws = stream(server)
         assert SID in json.loads(ws.recv())["traits"]["snapshot"]["sessions"]
+        ws.close()
+        # a browser logged in under /user/alice/: its cookie's path is the base URL
+        browser = server.cookie_session()
+        assert browser.get(server.url("pmux/api/sessions"), timeout=15).status_code == 200
+        cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+        ws = stream(server, header=[f"Cookie: {cookie}"], origin=f"http://127.0.0.1:{server.port}")
+        assert json.loads(ws.recv())["type"] == "traits"
         ws.close()
         outside = requests.get(
             f"http://127.0.0.1:{server.port}/pmux/api/sessions",

@@ -79,10 +79,15 @@ class SessionsHandler(_Base):
         except Unavailable as exc:
             self.fail(503, exc.reason)
             return
-        for session in data.get("sessions", []):
-            session.setdefault("terminal", None)
+
+        def serialized() -> str:  # 200 sessions are ~200 KB: not on the loop
+            for session in data.get("sessions", []):
+                session.setdefault("terminal", None)
+            return json.dumps(data)
+
+        text = await self.service.run(serialized)
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data))
+        self.finish(text)
 
 
 class ActionsHandler(_Base):
