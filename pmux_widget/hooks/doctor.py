@@ -13,7 +13,6 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmux_widget.notify.status import notify_checks
 from pmux_widget.system.home import PmuxHome
 
 from .hubs import live_hubs
@@ -104,6 +103,8 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
         else DoctorCheck("curl", False, "curl not found on PATH: install curl (apt install curl)")
     )
     checks.append(_hub_check(home, timeout))
+    from pmux_widget.notify.status import notify_checks  # only doctor needs it: hooks load fast
+
     checks.extend(DoctorCheck(c.name, c.ok, c.message, c.optional) for c in notify_checks(home))
     tmux = shutil.which("tmux")
     checks.append(
