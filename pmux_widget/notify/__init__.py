@@ -16,7 +16,7 @@ n.subscribe(push_subscription_json, device)     # POST pmux/api/push/subscriptio
 n.unsubscribe(endpoint)                         # DELETE the same
 n.devices()                                     # the panel's list (no keys)
 n.report_presence(device, shown_session_ids, visible=..., focused=..., input_at=ms)
-n.answers.answer(token, "approve"|"deny", host=hub.host_name, device=..., session_of=
+n.answers.answer(token, "approve"|"deny", host=n.host, device=..., session_of=
     hub.fleet.get, act=lambda sid, a: runtime.actions.act(hub, sid, a,
     record=hub.record_action), now=ms)          # POST pmux/act/<token>: .status, .reason
 n.update_notification(sid, title, body)         # "already answered" after a refusal

@@ -371,6 +371,7 @@ class Notifier:
         browser, when the user opted in (``actions``)."""
         if not (
             settings.actions
+            and not self.fleet  # another machine's dialog is answered there, not from here
             and session.state is State.NEEDS_INPUT
             and session.current_tool
             and any(d.startswith("push:") for d in dests)
