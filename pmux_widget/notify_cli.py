@@ -199,6 +199,7 @@ def run_fleet_notifier(
     claims = FleetClaims(args.fleet, creds=args.fleet_creds).start()
     notifier = Notifier(home, host=socket.gethostname(), hub_id="fleet", hub=view, fleet=True)
     notifier.remote_claim = claims.claim
+    notifier.answers_here = False
     notifier.on_stop.append(claims.stop)
     notifier.start_sync()
     if started is not None:
