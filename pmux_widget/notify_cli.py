@@ -12,11 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pmux_widget.core.notify_rules import ChannelFilter
-from pmux_widget.notify import webpush
-from pmux_widget.notify.config import Channel, ConfigError, edit_config
-from pmux_widget.notify.status import overview
 from pmux_widget.system.home import PmuxHome
+
+# Everything else is imported by the command that needs it: every `pmux-widget` run builds
+# this parser, and `status` must stay quick.
 
 __all__ = ["add_parser", "cmd_notify"]
 
@@ -36,7 +35,9 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    from pmux_widget.core.notify_rules import ChannelFilter
     from pmux_widget.notify.channels import check_url
+    from pmux_widget.notify.config import Channel, ConfigError, edit_config
 
     url = args.url.strip()
     try:
@@ -69,6 +70,9 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from pmux_widget.notify.config import ConfigError
+    from pmux_widget.notify.status import overview
+
     try:
         data = overview(_home(args))
     except ConfigError as exc:
@@ -97,6 +101,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    from pmux_widget.notify import webpush
+    from pmux_widget.notify.config import ConfigError, edit_config
+
     home = _home(args)
     which = args.which
     if which.startswith("push:"):
@@ -127,6 +134,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     """Send a test message to every channel and browser (or one), now, and say how it went."""
+    from pmux_widget.notify.config import ConfigError
     from pmux_widget.notify.testing import send_test
 
     home = _home(args)
@@ -144,7 +152,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
-    from pmux_widget.notify.config import notify_settings
+    from pmux_widget.notify.config import ConfigError, notify_settings
 
     changes: dict[str, Any] = {}
     for item in args.changes:
@@ -191,6 +199,7 @@ def run_fleet_notifier(
     claims = FleetClaims(args.fleet, creds=args.fleet_creds).start()
     notifier = Notifier(home, host=socket.gethostname(), hub_id="fleet", hub=view, fleet=True)
     notifier.remote_claim = claims.claim
+    notifier.answers_here = False
     notifier.on_stop.append(claims.stop)
     notifier.start_sync()
     if started is not None:

@@ -8,16 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.core.model import Session, State
+from pmux_widget.core.model import Session, State, Tracking
 from pmux_widget.notify.answers import TOKEN_TTL_MS, AnswerTokens
 
 T0 = 1_800_000_000_000
 
 
 def dialog(
-    sid: str = "s1", summary: str = "rm -rf build", state: State = State.NEEDS_INPUT
+    sid: str = "s1",
+    summary: str = "rm -rf build",
+    state: State = State.NEEDS_INPUT,
+    asked: int = T0,
 ) -> Session:
-    return Session(session_id=sid, state=state, current_tool="Bash", tool_summary=summary)
+    return Session(
+        session_id=sid,
+        state=state,
+        current_tool="Bash",
+        tool_summary=summary,
+        tracking=Tracking(asked_at=asked),
+    )
 
 
 @pytest.fixture
@@ -68,6 +77,7 @@ def test_one_answer_then_replay(tokens: AnswerTokens) -> None:
         ({"session": dialog(summary="rm -rf /")}, 409, "answered meanwhile"),
         ({"session": dialog(state=State.BUSY)}, 409, "answered meanwhile"),
         ({"session": dialog(sid="s2")}, 409, "answered meanwhile"),
+        ({"session": dialog(asked=T0 + 60_000)}, 409, "answered meanwhile"),  # asked again
     ],
 )
 def test_refusals_type_nothing(

@@ -94,12 +94,16 @@ def test_settings_from_cli_and_python(homes: Any, capsys: Any) -> None:
     assert pmux_widget.notify_settings().generic  # the refused change lost nothing
 
 
-def test_doctor_is_silent_until_notifications_are_set_up(homes: Any, http: Recorder) -> None:
+def test_doctor_is_silent_until_notifications_are_set_up(
+    homes: Any, http: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     names = [c.name for c in doctor(homes.claude, homes.pmux)]
     assert not [n for n in names if "notif" in n or n in ("channels", "web push")]
     run("notify", "add", f"json://127.0.0.1:{http.port}/ok")
     checks = {c.name: c for c in doctor(homes.claude, homes.pmux)}
     assert checks["channels"].ok
     (homes.pmux.root / "notify.json").chmod(0o644)
+    monkeypatch.setenv("PMUX_WIDGET_NOTIFY_DELAY", "soon")
     checks = {c.name: c for c in doctor(homes.claude, homes.pmux)}
     assert not checks["notify files"].ok
+    assert not checks["PMUX_WIDGET_NOTIFY_DELAY"].ok

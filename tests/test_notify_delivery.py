@@ -6,6 +6,7 @@ health; the payload's wording, generic and redacted."""
 from __future__ import annotations
 
 import json
+import logging
 import stat
 import urllib.parse
 from collections.abc import Iterator
@@ -84,10 +85,18 @@ def test_gotify_channel(http: Recorder) -> None:
     assert req.headers.get("x-gotify-key") == "AppTokenXYZ" or "AppTokenXYZ" in req.path
 
 
-def test_a_refusing_service_raises_with_the_reason(http: Recorder) -> None:
+def test_a_refusing_service_raises_with_the_reason_and_no_secret(
+    http: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
     http.status["/"] = 500
-    with pytest.raises(ChannelError):
-        send_channel(f"json://127.0.0.1:{http.port}/x", "t", "b", timeout=2)
+    secret = "hunter2secret"
+    with caplog.at_level(logging.DEBUG), pytest.raises(ChannelError) as refused:
+        send_channel(f"json://user:{secret}@127.0.0.1:{http.port}/x/{secret}", "t", "b", timeout=2)
+    assert "500" in str(refused.value) or "rror" in str(refused.value), refused.value
+    assert secret not in str(refused.value)
+    assert not [r for r in caplog.records if secret in r.getMessage()]
+    assert logging.getLogger("apprise").propagate  # restored after the send
+    assert logging.getLogger("urllib3").propagate
 
 
 def test_mailto_to_a_local_smtp_server() -> None:

@@ -111,9 +111,11 @@ def test_one_delivery_per_transition_and_destination_whatever_the_hubs(
     settle(hubs)
     assert http.count() == 2
     assert http.requests[1].json()["title"] == "Done · acme-api"
-    kinds = [p.payload.get("type", p.payload["state"]) for p in push.delivered]
+    kinds = [p.payload["state"] for p in push.delivered]
     # the review, and the close of the answered dialog's notification, each once
-    assert sorted(kinds) == ["close", "needs-input", "review"], kinds
+    assert sorted(kinds) == ["answered", "needs-input", "review"], kinds
+    contract = {"title", "body", "session_id", "state", "host", "url", "tag"}
+    assert all(set(p.payload) == contract for p in push.delivered)
     store = NotifyStore(setup.homes.pmux.root / "notify.db")
     try:
         rows = store.deliveries()

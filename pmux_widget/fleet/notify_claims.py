@@ -136,6 +136,7 @@ def attach_fleet_claims(
     claims = FleetClaims(url, creds=creds).start()
     if host:
         notifier.host = host
+    notifier.fleet = True  # titles name the host: the same channels may hear of other hosts
     notifier.remote_claim = claims.claim
     notifier.on_stop.append(claims.stop)
     return claims

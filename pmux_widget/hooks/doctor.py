@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.notify.status import notify_checks
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.processes import pid_alive
 
@@ -110,6 +109,8 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
     )
     checks.append(_hub_check(home, timeout))
     checks.extend(_jupyter_checks(home))
+    from pmux_widget.notify.status import notify_checks  # only doctor needs it: hooks load fast
+
     checks.extend(DoctorCheck(c.name, c.ok, c.message, c.optional) for c in notify_checks(home))
     tmux = shutil.which("tmux")
     checks.append(

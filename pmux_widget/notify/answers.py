@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pmux_widget.core.model import Session, State
+from pmux_widget.core.notify_rules import SAME_TRANSITION_MS
 
 from .claims import connect
 
@@ -32,7 +33,8 @@ ACTIONS = ("approve", "deny")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answer_tokens (
   hash TEXT PRIMARY KEY, host TEXT NOT NULL, session_id TEXT NOT NULL, dialog TEXT NOT NULL,
-  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER
+  asked_at INTEGER NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  used_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS remote_answers (
   at INTEGER NOT NULL, host TEXT NOT NULL, session_id TEXT NOT NULL, action TEXT NOT NULL,
@@ -42,7 +44,8 @@ CREATE TABLE IF NOT EXISTS remote_answers (
 
 
 def dialog_identity(session: Session) -> str:
-    """The dialog a session shows, as a hash of its tool and what it asks."""
+    """The dialog a session shows, as a hash of its tool and what it asks (with when it was
+    asked, kept beside it: the same command asked again later is another dialog)."""
     text = f"{session.current_tool or ''}\0{session.tool_summary or session.waiting_for or ''}"
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -86,9 +89,9 @@ class AnswerTokens:
                 "DELETE FROM answer_tokens WHERE expires_at < ?", (now - TOKEN_TTL_MS,)
             )
             self._conn.execute(
-                "INSERT INTO answer_tokens VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                (_hash(token), host, session.session_id, dialog_identity(session), now,
-                 now + TOKEN_TTL_MS),
+                "INSERT INTO answer_tokens VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                (_hash(token), host, session.session_id, dialog_identity(session),
+                 session.tracking.asked_at, now, now + TOKEN_TTL_MS),
             )  # fmt: skip
         return token
 
@@ -109,13 +112,13 @@ class AnswerTokens:
             return AnswerResult(400, f"a phone answers {' or '.join(ACTIONS)} only")
         with self._lock:
             row = self._conn.execute(
-                "SELECT host, session_id, dialog, expires_at, used_at FROM answer_tokens"
+                "SELECT host, session_id, dialog, asked_at, expires_at, used_at FROM answer_tokens"
                 " WHERE hash = ?",
                 (_hash(token),),
             ).fetchone()
         if row is None:
             return AnswerResult(404, "unknown token")
-        t_host, sid, dialog, expires_at, used_at = row
+        t_host, sid, dialog, asked_at, expires_at, used_at = row
         if used_at is not None:
             return self._log(AnswerResult(409, "already used", sid), host, action, device, now)
         if now > expires_at:
@@ -129,6 +132,7 @@ class AnswerTokens:
             or session.ended
             or session.state is not State.NEEDS_INPUT
             or dialog_identity(session) != dialog
+            or abs(session.tracking.asked_at - asked_at) > SAME_TRANSITION_MS
         ):
             return self._log(AnswerResult(409, "answered meanwhile", sid), host, action, device,
                              now)  # fmt: skip

@@ -10,10 +10,14 @@ own where it has one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["ChannelError", "check_url", "send_channel"]
+__all__ = ["ChannelError", "check_url", "contained_logs", "scrub", "send_channel"]
 
 
 class ChannelError(RuntimeError):
@@ -39,7 +43,8 @@ def _apprise() -> Any:
 def check_url(url: str) -> str:
     """The URL's masked form if Apprise knows it; ValueError (with why) otherwise."""
     apprise = _apprise()
-    obj = apprise.Apprise.instantiate(url.strip(), suppress_exceptions=True)
+    with contained_logs():
+        obj = apprise.Apprise.instantiate(url.strip(), suppress_exceptions=True)
     if obj is None:
         raise ValueError("not a notification URL Apprise knows (see its wiki for the schemes)")
     return str(obj.url(privacy=True))
@@ -56,7 +61,8 @@ def send_channel(
 ) -> None:
     """Send one message; ChannelError with Apprise's reason when it did not go."""
     apprise = _apprise()
-    obj = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+    with contained_logs():
+        obj = apprise.Apprise.instantiate(url, suppress_exceptions=True)
     if obj is None:
         raise ChannelError("not a notification URL Apprise knows")
     obj.request_rate_per_sec = 0  # our queue paces; Apprise's would block in sleep()
@@ -71,8 +77,55 @@ def send_channel(
     if click and hasattr(obj, "click"):
         obj.click = click
     notify_type = apprise.NotifyType.WARNING if priority == "high" else apprise.NotifyType.INFO
-    with apprise.LogCapture(level=logging.WARNING) as captured:
+    with contained_logs(), apprise.LogCapture(level=logging.WARNING) as captured:
         ok = obj.notify(body=body or title, title=title, notify_type=notify_type)
     if not ok:
         text = captured.getvalue().strip().splitlines()
-        raise ChannelError(text[-1][:300] if text else "the service refused the message")
+        reason = text[-1].split(" - ", 2)[-1] if text else "the service refused the message"
+        raise ChannelError(scrub(reason, url)[:300])
+
+
+_propagating = threading.Lock()
+_senders = 0
+_saved_propagate: list[bool] = []
+
+
+#: the loggers that may quote a channel's URL (Apprise's "Loaded … URL", urllib3's debug
+#: line with the request path: Discord's and Telegram's tokens are in the path)
+_QUOTING = ("apprise", "urllib3")
+
+
+@contextlib.contextmanager
+def contained_logs() -> Iterator[None]:
+    """While we parse or send a channel URL, those loggers do not reach the host
+    application's handlers (Jupyter's log): our own record is the health file, scrubbed.
+    (Process-wide while any send runs: another library's urllib3 debug lines in that window
+    are dropped too.)"""
+    global _senders, _saved_propagate
+    loggers = [logging.getLogger(name) for name in _QUOTING]
+    with _propagating:
+        if _senders == 0:
+            _saved_propagate = [lg.propagate for lg in loggers]
+            for lg in loggers:
+                lg.propagate = False
+        _senders += 1
+    try:
+        yield
+    finally:
+        with _propagating:
+            _senders -= 1
+            if _senders == 0:
+                for lg, value in zip(loggers, _saved_propagate, strict=True):
+                    lg.propagate = value
+
+
+_PARTS = re.compile(r"[/:@?&=#,+\s]+")
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` without any part of ``url`` that could be a secret (user, password, tokens,
+    path and query parts of 6 characters or more)."""
+    rest = url.split("://", 1)[-1]
+    for part in sorted({p for p in _PARTS.split(rest) if len(p) >= 6}, key=len, reverse=True):
+        text = text.replace(part, "***")
+    return text

@@ -156,7 +156,10 @@ def mask_url(url: str) -> str:
     try:
         import apprise
 
-        obj: Any = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+        from .channels import contained_logs
+
+        with contained_logs():
+            obj: Any = apprise.Apprise.instantiate(url, suppress_exceptions=True)
         if obj is not None:
             return str(obj.url(privacy=True))
     except ImportError:

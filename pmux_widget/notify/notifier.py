@@ -134,6 +134,8 @@ class Notifier:
         self.host = host
         self.hub_id = hub_id
         self.fleet = fleet  # add the host to titles
+        #: the sessions are this machine's (False for a fleet-wide notifier: no answer buttons)
+        self.answers_here = True
         self.clock = clock
         #: the deep link a click opens (the server extension sets it: JupyterLab's panel)
         self.url_for = url_for
@@ -371,6 +373,7 @@ class Notifier:
         browser, when the user opted in (``actions``)."""
         if not (
             settings.actions
+            and self.answers_here  # another machine's dialog is answered there, not from here
             and session.state is State.NEEDS_INPUT
             and session.current_tool
             and any(d.startswith("push:") for d in dests)

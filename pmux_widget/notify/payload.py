@@ -91,9 +91,9 @@ def digest_payload(
 
 
 def close_payload(session_id: str, host: str) -> dict[str, Any]:
-    """Tells the service worker to close the session's notification (the dialog was answered)."""
+    """Tells the service worker to close the session's notification (the dialog was answered):
+    ``state`` "answered", no title. The contract's keys only, like every message."""
     return {
-        "type": "close",
         "title": "",
         "body": "",
         "session_id": session_id,

@@ -4,6 +4,7 @@ optional packages, the channels whose last send failed (masked names only)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import stat
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from pmux_widget.system.home import PmuxHome
 
 from . import webpush
-from .config import ConfigError, config_path, load_config
+from .config import DELAY_ENV, ConfigError, config_path, load_config
 from .delivery import failing, read_health
 
 __all__ = ["NotifyCheck", "notify_checks", "overview"]
@@ -44,6 +45,15 @@ def notify_checks(home: PmuxHome) -> list[NotifyCheck]:
         config = load_config(home)
     except ConfigError as exc:
         return [NotifyCheck("notifications", False, f"{exc}: fix or remove the file")]
+    raw_delay = os.environ.get(DELAY_ENV, "").strip()
+    if raw_delay:
+        try:
+            if float(raw_delay) < 0:
+                raise ValueError
+        except ValueError:
+            checks.append(
+                NotifyCheck(DELAY_ENV, False, f"{raw_delay!r} is not a number of seconds: ignored")
+            )
     push = webpush.push_dir(home)
     secret_files = [path, push / "vapid.json", push / "subscriptions.json"]
     loose = [str(p) for p in secret_files if not _mode_ok(p)]

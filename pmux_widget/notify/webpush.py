@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
+from .channels import contained_logs
+
 if TYPE_CHECKING:
     from py_vapid import Vapid02
 
@@ -231,15 +233,16 @@ def send_push(
     if topic:
         headers["Topic"] = topic
     try:
-        response = webpush(
-            sub.info(),
-            data=json.dumps(payload, separators=(",", ":")),
-            vapid_private_key=vapid,
-            vapid_claims={"sub": subject or DEFAULT_SUBJECT},
-            ttl=max(0, int(ttl)),
-            headers=headers,
-            timeout=timeout,
-        )
+        with contained_logs():  # urllib3's debug line names the endpoint (a capability URL)
+            response = webpush(
+                sub.info(),
+                data=json.dumps(payload, separators=(",", ":")),
+                vapid_private_key=vapid,
+                vapid_claims={"sub": subject or DEFAULT_SUBJECT},
+                ttl=max(0, int(ttl)),
+                headers=headers,
+                timeout=timeout,
+            )
     except WebPushException as exc:
         status = exc.response.status_code if exc.response is not None else 0
         if status in (404, 410):

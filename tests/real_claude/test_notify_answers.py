@@ -80,3 +80,39 @@ def test_answered_in_the_terminal_first_is_refused(
     result = _answer(tr, tokens, token, "approve")
     assert (result.status, result.reason) == (409, "answered meanwhile")
     assert _markers(tr) == [], "nothing ran"
+
+
+def test_a_real_dialog_and_its_review_notify_once_each(
+    tracked_claude: Tracked, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pmux_widget.notify.config import Channel, edit_config
+    from pmux_widget.notify.notifier import Notifier
+
+    from ..helpers import wait_until
+    from ..notify_servers import Recorder
+
+    tr = tracked_claude
+    monkeypatch.setenv("PMUX_WIDGET_NOTIFY_DELAY", "0")
+    http = Recorder().start()
+    notifier = None
+    try:
+        with edit_config(tr.hub.home) as box:
+            channel = Channel(f"json://127.0.0.1:{http.port}/hook")
+            box[0] = type(box[0])((channel,), box[0].settings.updated(cooldown_s=0))
+        notifier = Notifier(tr.hub.home, host=tr.hub.host_name, hub=tr.hub).start_sync()
+        sid = _at_dialog(tr)
+        wait_until(lambda: http.count() == 1, 20, what="the dialog's notification")
+        asked = http.requests[0].json()
+        project = tr.hub.fleet[sid].project
+        assert asked["title"] == f"Needs you · {project}"
+        assert asked["message"].startswith("asks to run: "), asked
+        act(tr.hub, sid, "approve", record=tr.hub.record_action)
+        _state(tr, sid, State.REVIEW)
+        wait_until(lambda: http.count() == 2, 20, what="the review's notification")
+        assert notifier.wait_idle(10)
+        assert http.requests[1].json()["title"] == f"Done · {project}"
+        assert http.count() == 2
+    finally:
+        if notifier is not None:
+            notifier.stop_sync()
+        http.stop()
