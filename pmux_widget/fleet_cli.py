@@ -84,12 +84,14 @@ def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bo
     for host in sorted(by_host):
         info = hosts.get(host, {})
         sessions = fleet.sort_fleet(by_host[host])
+        ended = sum(1 for s in sessions if fleet.is_ended(s))  # listed with --all only
+        listed = f"{len(sessions)} sessions" + (f" ({ended} ended)" if ended else "")
         if info.get("online"):
-            title = f"== {host} · online · {len(sessions)} sessions"
+            title = f"== {host} · online · {listed}"
         else:
             title = (
                 f"== {host} · OFFLINE (last seen {_ago(int(info.get('last_seen') or 0), now)}) "
-                f"· its last known {len(sessions)} sessions"
+                f"· its last known {listed}"
             )
         table = format_table(
             {"sessions": sessions, "counts": fleet.count_json(sessions)},
@@ -107,7 +109,8 @@ def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bo
 
 
 def status_fleet(args: argparse.Namespace) -> int:
-    """``pmux-widget status --fleet URL [--json] [--watch]``."""
+    """``pmux-widget status --fleet URL [--json] [--all] [--watch]``: the live sessions, as
+    local ``status``; ``--all`` lists the ended ones too (the counts stay the live ones')."""
     try:
         fleet = _fleet()
     except FleetUnavailable as exc:
@@ -123,15 +126,16 @@ def status_fleet(args: argparse.Namespace) -> int:
         print(f"pmux-widget: {exc}", file=sys.stderr)
         return EXIT_FAIL
     dim = sys.stdout.isatty()
+    include_ended = bool(getattr(args, "all", False))
     try:
         if not args.watch:
-            data = subscriber.snapshot_json()
+            data = subscriber.snapshot_json(include_ended)
             print(json.dumps(data, indent=2) if args.json else format_fleet_table(data, dim=dim))
             return EXIT_OK
         from pmux_widget.table import redraw, watch
 
         def frame() -> str:
-            data = subscriber.snapshot_json()
+            data = subscriber.snapshot_json(include_ended)
             if args.json:
                 return json.dumps(data) + "\n"
             return redraw(format_fleet_table(data, dim=dim))

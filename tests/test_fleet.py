@@ -26,7 +26,8 @@ nats = pytest.importorskip("nats")
 
 from pmux_widget import fleet  # noqa: E402
 from pmux_widget.core.model import Session, State, count_states  # noqa: E402
-from pmux_widget.fleet.common import BUCKET, session_key  # noqa: E402
+from pmux_widget.core.tracking import Tracking  # noqa: E402
+from pmux_widget.fleet.common import BUCKET, ensure_bucket, session_key  # noqa: E402
 from pmux_widget.fleet.publisher import publish_json  # noqa: E402
 from pmux_widget.runtime.hub import Hub  # noqa: E402
 
@@ -134,9 +135,9 @@ def _state(sub: fleet.Subscriber, host: str, session_id: str) -> str | None:
     return None if found is None else found["state"]
 
 
-def status_json(url: str) -> dict[str, Any]:
+def status_json(url: str, *extra: str) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-m", "pmux_widget", "status", "--json", "--fleet", url],
+        [sys.executable, "-m", "pmux_widget", "status", "--json", "--fleet", url, *extra],
         capture_output=True,
         text=True,
         timeout=60,
@@ -533,6 +534,187 @@ def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishe
         widget.close()
 
 
+# ------------------------------------------------------------------------ ended sessions
+
+
+class EndingFleet:
+    """Two in-process hubs publishing to a broker of their own (exact counts: no other test's
+    hosts), the second with ``--redact``; each has a live session and one that ends, plus a
+    record as a publisher older than the ``ended`` field wrote it."""
+
+    def __init__(self, broker: NatsServer, hubs: list[Hub], publishers: list[Any], root: Path):
+        self.url = broker.url
+        self.names = [_name("ea"), _name("eb")]
+        self.live: dict[str, str] = {}
+        self.gone: dict[str, str] = {}
+        self.hubs: dict[str, Hub] = {}
+        for i, name in enumerate(self.names):
+            hub = self.hubs[name] = _new_hub(root, hubs, name)
+            publishers.append(fleet.start_publisher(hub, self.url, host=name, redact=i == 1))
+            self.live[name], self.gone[name] = str(uuid.uuid4()), str(uuid.uuid4())
+        for name in self.names:
+            self.post(name, hook("SessionStart", self.live[name], source="startup"))
+            self.post(name, hook("SessionStart", self.gone[name], source="startup"))
+            self.post(name, hook("UserPromptSubmit", self.gone[name], prompt="SECRET-PROMPT-e1"))
+        self.old_host, self.old = _name("old"), str(uuid.uuid4())
+        record = Session(self.old, project="api", workspace="api").to_json()
+        del record["host"]  # the field came with the fleet: the subscriber sets it from the key
+        _put_raw(self.url, session_key(self.old_host, self.old), record)
+
+    def post(self, name: str, body: dict[str, Any]) -> None:
+        hub = self.hubs[name]
+        assert post_hook(hub.port, hub.token, body) == 204
+
+    def end(self) -> None:
+        for name in self.names:
+            self.post(name, hook("SessionEnd", self.gone[name], reason="prompt_input_exit"))
+
+    def synced(self, sub: fleet.Subscriber, ended: bool) -> bool:
+        return sub.get(self.old_host, self.old) is not None and all(
+            (found := sub.get(n, self.gone[n])) is not None
+            and found["ended"] is ended
+            and sub.get(n, self.live[n]) is not None
+            for n in self.names
+        )
+
+
+def _put_raw(url: str, key: str, data: dict[str, Any]) -> None:
+    """``data`` straight into the bucket under ``key``, as another publisher writes it."""
+
+    async def run() -> None:
+        nc = await nats.connect(url)
+        kv = await ensure_bucket(nc.jetstream())
+        await kv.put(key, json.dumps(data).encode())
+        await nc.close()
+
+    asyncio.run(run())
+
+
+def _raw_get(url: str, key: str) -> dict[str, Any]:
+    """One key's value as the bucket holds it now."""
+
+    async def run() -> dict[str, Any]:
+        nc = await nats.connect(url)
+        kv = await nc.jetstream().key_value(BUCKET)
+        entry = await kv.get(key)
+        await nc.close()
+        value: dict[str, Any] = json.loads(entry.value or b"")
+        return value
+
+    return asyncio.run(run())
+
+
+def test_ended_sessions_travel_as_ended_and_the_widget_lists_them_ended(hubs, publishers, tmp_path):
+    """The record carries "ended" (from a redacting hub too); the fleet widget's rows say
+    ended, as a local one's do (the front-end's "Ended" section), and leave the counts; an
+    old publisher's record, with no such field, stays a live row."""
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.widget import StatusWidget
+
+    with NatsServer(tmp_path / "store") as broker:
+        f = EndingFleet(broker, hubs, publishers, tmp_path)
+        with fleet.Subscriber(broker.url).start(timeout=10) as sub:
+            wait_until(lambda: f.synced(sub, ended=False), 10, what="every session published")
+            wait_until(lambda: all(sub.online(n) for n in f.names), 10)
+            for name in f.names:
+                record = _raw_get(broker.url, session_key(name, f.gone[name]))
+                assert record["ended"] is False and record["state"] == "busy"
+            widget = StatusWidget(FleetView(sub))  # type: ignore[arg-type]
+            sent: list[dict[str, Any]] = []
+            widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+            rows = widget.snapshot["sessions"]
+            assert not any(r["ended"] for r in rows.values())
+            assert widget.snapshot["counts"]["busy"] == 2
+            assert widget.snapshot["counts"]["idle"] == 3  # the old record's session included
+
+            f.end()
+            wait_until(lambda: f.synced(sub, ended=True), 10, what="the ends published")
+            for name in f.names:  # in the bucket, as the hub wrote it, redacted or not
+                record = _raw_get(broker.url, session_key(name, f.gone[name]))
+                assert record["ended"] is True and record["host"] == name
+                assert list(record) == [*Session("x").to_json(), "ended"]
+            redacted = _raw_get(broker.url, session_key(f.names[1], f.gone[f.names[1]]))
+            assert redacted["last_prompt"] is None
+            plain = _raw_get(broker.url, session_key(f.names[0], f.gone[f.names[0]]))
+            assert plain["last_prompt"] == "SECRET-PROMPT-e1"
+
+            def ended_rows() -> dict[str, dict[str, Any]]:
+                return {sid: r for sid, r in widget.snapshot["sessions"].items() if r["ended"]}
+
+            wait_until(lambda: len(ended_rows()) == 2, 10, what="two ended rows")
+            ended = ended_rows()
+            assert {(r["host"], sid) for sid, r in ended.items()} == {
+                (n, f.gone[n]) for n in f.names
+            }
+            assert all(r["workspace"] == "api" and not r["running"] for r in ended.values())
+            live = {sid for sid, r in widget.snapshot["sessions"].items() if not r["ended"]}
+            assert live == {*f.live.values(), f.old}  # the old publisher's: live, not ended
+            counts = widget.snapshot["counts"]
+            assert (counts["busy"], counts["idle"], counts["attention"]) == (0, 3, 0)
+            upserts = [u for p in sent for u in p.get("upsert", []) if u["ended"]]
+            assert {u["session_id"] for u in upserts} == set(f.gone.values())
+            assert not [m for m in sent if m.get("type") == "notify"]  # an end asks nothing
+
+            # the heartbeat counts the live sessions, as every count does
+            def beat_of(name: str) -> tuple[int, int, int]:
+                beat = _raw_get(broker.url, f"{name}._host")
+                return beat["sessions"], beat["counts"]["idle"], beat["counts"]["busy"]
+
+            for name in f.names:  # one live session (idle), the ended one nowhere
+                wait_until(lambda n=name: beat_of(n) == (1, 1, 0), 10, what=f"{name}'s beat")
+            widget.close()
+
+            # a reader that starts now reads the ends from the snapshot
+            with fleet.Subscriber(broker.url).start(timeout=10) as late:
+                view = FleetView(late)
+                assert {sid for sid, s in view.fleet.items() if s.ended} == set(f.gone.values())
+                assert not view.fleet[f.old].ended
+                view.close()
+
+
+def test_status_fleet_leaves_ended_sessions_out_unless_all(hubs, publishers, tmp_path):
+    """``status --fleet`` lists the live sessions, as local ``status``; ``--all`` lists the
+    ended ones too, said ended (the counts stay the live ones'), in JSON and in the table."""
+    with NatsServer(tmp_path / "store") as broker:
+        f = EndingFleet(broker, hubs, publishers, tmp_path)
+        f.end()
+        with fleet.Subscriber(broker.url).start(timeout=10) as sub:
+            wait_until(lambda: f.synced(sub, ended=True), 10, what="the ends published")
+            assert {s["session_id"] for s in sub.sessions()} == {*f.live.values(), f.old}
+            every = {s["session_id"] for s in sub.sessions(include_ended=True)}
+            assert every == {*f.live.values(), *f.gone.values(), f.old}
+
+        data = status_json(broker.url)
+        listed = {(s["host"], s["session_id"]): s["ended"] for s in data["sessions"]}
+        expected = {(n, f.live[n]): False for n in f.names} | {(f.old_host, f.old): False}
+        assert listed == expected  # the old record reads as live, and says so
+        assert (data["counts"]["busy"], data["counts"]["idle"]) == (0, 3)
+        assert set(data["hosts"]) == {*f.names, f.old_host}
+
+        every = status_json(broker.url, "--all")
+        listed = {(s["host"], s["session_id"]): s["ended"] for s in every["sessions"]}
+        assert listed == expected | {(n, f.gone[n]): True for n in f.names}
+        assert every["counts"] == data["counts"]
+        gone = next(s for s in every["sessions"] if s["session_id"] == f.gone[f.names[1]])
+        assert gone["last_prompt"] is None  # the redacting host's, redacted
+
+        def table(*extra: str) -> str:
+            argv = [sys.executable, "-m", "pmux_widget", "status", "--fleet", broker.url, *extra]
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out.stderr
+            return out.stdout
+
+        text = table()
+        for name in f.names:
+            assert f"== {name} · online · 1 sessions\n" in text
+        assert f.gone[f.names[0]][:8] not in text
+        text = table("--all")
+        for name in f.names:
+            assert f"== {name} · online · 2 sessions (1 ended)" in text
+        row = next(line for line in text.splitlines() if f.gone[f.names[0]][:8] in line)
+        assert row.split()[0] == "ended"
+
+
 # ------------------------------------------------------------------------ pure parts
 
 
@@ -580,10 +762,27 @@ def test_published_json_carries_host_and_redacts_text():
     )
     plain = publish_json(session, "alpha")
     assert plain["host"] == "alpha" and plain["last_prompt"] == "the prompt"
-    assert list(plain) == list(session.to_json())  # host has its place in the contract
+    # host has its place in the contract; "ended" is the one field added after it
+    assert list(plain) == [*session.to_json(), "ended"]
+    assert plain["ended"] is False
     redacted = publish_json(session, "alpha", redact=True)
     assert redacted["last_prompt"] is None and redacted["last_assistant"] is None
     assert redacted["tool_summary"] is None and redacted["current_tool"] == "Bash"
+    assert redacted["ended"] is False
+    over = session.replace(tracking=Tracking(ended=True))
+    assert publish_json(over, "alpha")["ended"] is True
+    assert publish_json(over, "alpha", redact=True)["ended"] is True  # redaction keeps it
+
+
+def test_a_fleet_session_is_ended_only_when_its_json_says_true():
+    from pmux_widget.fleet.view import fleet_session
+
+    over = Session("s1", state=State.IDLE, tracking=Tracking(ended=True))
+    assert fleet_session(publish_json(over, "far"), "far").ended is True
+    old = Session("s1").to_json() | {"host": "far"}  # a publisher older than the field
+    assert "ended" not in old and fleet_session(old, "far").ended is False
+    assert fleet_session({**old, "ended": "yes"}, "far").ended is False  # not a yes
+    assert not fleet.is_ended(old) and fleet.is_ended(publish_json(over, "far"))
 
 
 def test_keys_are_single_tokens():
@@ -599,6 +798,9 @@ def test_counts_follow_the_hubs_rule():
     sessions = [Session("a", state=State.REVIEW), Session("b", state=State.BUSY)]
     as_json = [publish_json(s, "h") for s in sessions]
     assert fleet.count_json(as_json) == count_states(sessions)
+    # an ended session is not counted, as the hub counts its live sessions only
+    over = Session("c", state=State.REVIEW, tracking=Tracking(ended=True))
+    assert fleet.count_json([*as_json, publish_json(over, "h")]) == count_states(sessions)
 
 
 def test_offline_host_is_marked_in_the_table():
@@ -610,8 +812,15 @@ def test_offline_host_is_marked_in_the_table():
         "hosts": {"far": {"online": False, "last_seen": 1000}},
     }
     text = format_fleet_table(snapshot, now=61_000)
-    assert "== far · OFFLINE (last seen 1m ago)" in text and "busy" in text
+    assert "== far · OFFLINE (last seen 1m ago) · its last known 1 sessions" in text
+    assert "busy" in text and "ended" not in text
     assert "\x1b[2m" in format_fleet_table(snapshot, now=61_000, dim=True)
+    # with --all an ended session is listed, said ended, and the host's line counts it
+    over = Session("s2", state=State.IDLE, tracking=Tracking(ended=True))
+    snapshot["sessions"].append(publish_json(over, "far"))
+    text = format_fleet_table(snapshot, now=61_000)
+    assert "its last known 2 sessions (1 ended)" in text
+    assert any(line.split()[:1] == ["ended"] for line in text.splitlines())
 
 
 def test_status_fleet_with_no_broker_fails_clearly(tmp_path):

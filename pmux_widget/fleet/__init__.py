@@ -24,7 +24,7 @@ from .common import (
     host_name,
 )
 from .publisher import Publisher, publish_json, start_publisher
-from .subscriber import Subscriber, count_json, sort_fleet
+from .subscriber import Subscriber, count_json, is_ended, sort_fleet
 
 __all__ = [
     "BUCKET",
@@ -35,6 +35,7 @@ __all__ = [
     "count_json",
     "forget",
     "host_name",
+    "is_ended",
     "publish_json",
     "request_action",
     "sort_fleet",

@@ -31,7 +31,8 @@ from nats.aio.msg import Msg
 from nats.js.kv import KeyValue
 
 from pmux_widget._version import __version__
-from pmux_widget.core.model import Change, Session, count_states
+from pmux_widget.core.contract import counts
+from pmux_widget.core.model import Change, Session
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.system.clock import now_ms
 
@@ -62,9 +63,12 @@ BATCH_WINDOW = 0.02
 
 
 def publish_json(session: Session, host: str, redact: bool = False) -> dict[str, Any]:
-    """The session JSON as published: the contract's fields plus ``host``; redacted on ask."""
+    """The session JSON as published: the contract's fields plus ``host``, then ``ended``
+    (the contract's JSON leaves it out: the hub lists live sessions only, but the bucket holds
+    the ended ones too, and a reader must tell them apart); redacted on ask."""
     data = session.to_json()
     data["host"] = host
+    data["ended"] = session.ended  # additive: readers of old records take it as False
     if redact:
         for name in REDACTED_FIELDS:
             data[name] = None
@@ -355,14 +359,15 @@ class Publisher:
         kv = self._kv
         if kv is None:
             return
-        sessions = list(self._fleet.values())
+        # the live sessions, as every count is (the bucket also holds the ended ones)
+        live = [s for s in self._fleet.values() if not s.ended]
         beat = {
             "host": self.host,
             "online": online,
             "at": now_ms(),
             "interval": self.heartbeat,
-            "sessions": len(sessions),
-            "counts": count_states(sessions),
+            "sessions": len(live),
+            "counts": counts(live),
             "redacted": self.redact,
             "version": __version__,
         }

@@ -42,7 +42,7 @@ from .common import (
     split_key,
 )
 
-__all__ = ["FleetListener", "Subscriber", "count_json", "sort_fleet"]
+__all__ = ["FleetListener", "Subscriber", "count_json", "is_ended", "sort_fleet"]
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,16 @@ log = logging.getLogger(__name__)
 FleetListener = Callable[[list[tuple[str, str | None]], "Subscriber"], None]
 
 
+def is_ended(data: dict[str, Any]) -> bool:
+    """Whether a published session is over: its ``"ended"`` is ``true``. A publisher older
+    than the field leaves it out, and anything but ``true`` is not a yes: both read as live."""
+    return data.get("ended") is True
+
+
 def count_json(sessions: list[dict[str, Any]]) -> dict[str, int]:
-    """The contract's counts of session JSONs, by the hub's own rule (``count_states``)."""
-    return count_states(Session.from_record(s) for s in sessions)
+    """The contract's counts of session JSONs, by the hub's own rule: its live sessions only
+    (``core.contract.counts``), whatever the list holds."""
+    return count_states(Session.from_record(s) for s in sessions if not is_ended(s))
 
 
 def _state_rank(state: Any) -> int:
@@ -188,15 +195,23 @@ class Subscriber:
                 for host, entry in sorted(self._hosts.items())
             }
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """Every host's session JSONs (each with ``host``), grouped by host then workspace."""
+    def sessions(self, include_ended: bool = False) -> list[dict[str, Any]]:
+        """Every host's live session JSONs (each with ``host`` and ``ended``), grouped by host
+        then workspace; the ended ones too with ``include_ended`` (as ``pmux_widget.sessions``)."""
         with self._lock:
-            found = [s for entry in self._hosts.values() for s in entry.sessions.values()]
+            found = [
+                s
+                for entry in self._hosts.values()
+                for s in entry.sessions.values()
+                if include_ended or not is_ended(s)
+            ]
         return sort_fleet(found)
 
-    def snapshot_json(self) -> dict[str, Any]:
-        """``{"sessions", "counts", "hosts"}``: what ``status --json --fleet`` prints."""
-        sessions = self.sessions()
+    def snapshot_json(self, include_ended: bool = False) -> dict[str, Any]:
+        """``{"sessions", "counts", "hosts"}``: what ``status --json --fleet`` prints (the
+        ended sessions too with ``include_ended``, as ``status --all``; the counts are always
+        the live ones')."""
+        sessions = self.sessions(include_ended)
         return {"sessions": sessions, "counts": count_json(sessions), "hosts": self.hosts()}
 
     # ------------------------------------------------------------------ thread
@@ -331,6 +346,9 @@ class Subscriber:
                     entry.last_seen = now if live else min(now, _stored_ms(created, now))
                 else:
                     data.setdefault("host", host)
+                    # one shape for every reader: an old publisher's record (no "ended") or
+                    # a stray value says live, as False
+                    data["ended"] = is_ended(data)
                     entry.sessions[rest] = data
                     session_id = str(data.get("session_id") or rest)
             self.updates += 1

@@ -3,7 +3,9 @@
 :class:`FleetView` offers what ``StatusWidget`` reads from a hub — ``fleet`` (sessions by id),
 ``call``, ``add_listener`` (changes, fleet), ``loop`` — fed by a :class:`Subscriber` on its
 thread, plus ``hosts`` (each host online or not, and its last beat), which the widget sends
-along so the front-end groups by host, then workspace. Rows keep their own workspace and host.
+along so the front-end groups by host, then workspace. Rows keep their own workspace and host;
+a session its host published as ended is ended here too (the widget's "Ended" section, out of
+the counts).
 Listeners hear of each session change and of each host going online or offline (with no
 change then, when only a host moved): a beat alone tells nobody. A session another host
 publishes INTO needs-input or review carries a notification, in the words this machine's
@@ -25,7 +27,7 @@ from pmux_widget.core.model import Change, Notification, Session, State
 from pmux_widget.core.wording import notification_text
 from pmux_widget.system.home import PmuxHome
 
-from .subscriber import Subscriber
+from .subscriber import Subscriber, is_ended
 
 __all__ = ["FleetView", "fleet_notification", "fleet_session"]
 
@@ -33,8 +35,12 @@ ViewListener = Callable[[list[Change], dict[str, Session]], None]
 
 
 def fleet_session(data: dict[str, Any], host: str) -> Session:
-    """A :class:`Session` from a fleet JSON, with the host it was published under."""
+    """A :class:`Session` from a fleet JSON, with the host it was published under, ended when
+    the JSON says ``"ended": true`` (and only then: an old publisher's JSON has no such field)."""
     session = Session.from_record(data)
+    ended = is_ended(data)
+    if session.ended != ended:  # a stray value: ``Tracking`` would take any truthy one
+        session = session.replace(tracking=session.tracking.replace(ended=ended))
     return session if session.host == host else session.replace(host=host)
 
 
@@ -120,7 +126,7 @@ class FleetView:
         """Subscriber thread: read everything and listen, with nothing slipping in between."""
         self._online = {host: h["online"] for host, h in self.subscriber.hosts().items()}
         fleet: dict[str, Session] = {}
-        for data in self.subscriber.sessions():
+        for data in self.subscriber.sessions(include_ended=True):
             host = str(data.get("host"))
             session = fleet_session(data, host)
             fleet[session.session_id] = session
