@@ -8,7 +8,8 @@ window held a kill back 5 s). Then, with the same hub, a CLI in a pane and one o
 **after** the hub, killed likewise. Latency = from ``kill(pid, SIGKILL)`` to the change that
 made the session not running, timestamped by a hub listener (on the hub thread). The harness
 is the real-CLI test's (``tests/real_claude/test_kill9.py``: ``Launcher``). Budget: p95 ≤ 2 s,
-for each CLI started before and after the hub. Rounds per CLI: 8, so 24 kills before and 16 after the hub (``--quick``: 1).
+for each CLI started before and after the hub. Rounds per CLI: 8, so 24 kills before and 16
+after the hub (``--quick``: 1).
 """
 
 from __future__ import annotations
