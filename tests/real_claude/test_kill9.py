@@ -26,6 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pmux_widget import hooks as pmux_hooks
@@ -61,6 +62,7 @@ class Launcher:
         self.outside: list[subprocess.Popen[bytes]] = []
         self._masters: list[int] = []
         self.pids: dict[str, int] = {}  # case → the CLI's pid
+        self._procs: list[psutil.Process] = []  # to kill at the end (never a reused pid)
 
     def tmux(self, *args: str) -> str:
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
@@ -126,8 +128,11 @@ class Launcher:
         def found() -> bool:
             for pid, data in self.env.pid_files().items():
                 case = environ_value(pid, CASE_VAR)
-                if case in cases and data.get("status") and data.get("sessionId"):
-                    self.pids[case] = pid
+                ready = data.get("status") and data.get("sessionId")
+                if case in cases and case not in self.pids and ready:
+                    with contextlib.suppress(psutil.Error):
+                        self._procs.append(psutil.Process(pid))
+                        self.pids[case] = pid
             return all(c in self.pids for c in cases)
 
         wait_until(found, timeout, interval=0.1, what=f"the PID files of {cases}")
@@ -140,14 +145,14 @@ class Launcher:
         os.kill(self.pids[case], signal.SIGKILL)
 
     def close(self) -> None:
-        for pid in self.pids.values():
+        for cli in self._procs:
+            with contextlib.suppress(psutil.Error):
+                cli.kill()  # psutil refuses a pid reused by another process
+        for child in self.outside:
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        for proc in self.outside:
-            with contextlib.suppress(OSError):
-                proc.kill()
+                child.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(5)
+                child.wait(5)
         if self.sessions:
             self.tmux("kill-server")
         for master in self._masters:
@@ -200,6 +205,7 @@ def kill_and_wait(
     seen = wait_until(
         lambda: log.first(sid, t_kill, lambda s: not s.running), 5, what="the change logged"
     )
+    assert seen is not None
     return seen.t - t_kill, seen.after.source
 
 
