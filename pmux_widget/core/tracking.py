@@ -35,7 +35,8 @@ class Tracking:
     other on different paths, and decide later signals from earlier ones.
     """
 
-    #: when this hub first saw the session (the 5 s boot window counts from here)
+    #: when this hub first saw the session (the pane check's 5 s launch window counts from here;
+    #: a known pid found gone needs no window)
     first_seen: int = 0
     #: event time of the newest signal that decided the state; older signals may not undo it
     decided_at: int = 0

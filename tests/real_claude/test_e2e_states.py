@@ -794,8 +794,8 @@ def test_kill9_busy_and_review(tracked_claude: Tracked, timings: Timings) -> Non
         seen = logged(tr, sid, t_kill, lambda x: not x.running)
         assert seen is not None
         label = "A (review)" if state is State.REVIEW else "B (busy)"
-        # Two liveness checks 2 s apart, and none believed within 5 s of the hub first seeing
-        # the session (the boot window): B, started last, waits for that window.
+        # The pidfd reports the exit, confirmed by a second look 0.4 s later (issue 19: no
+        # launch window for a known pid; bench_kill measures it). 10 s is a deadline, not a budget.
         age = round((t_kill - known[sid]) * 1000)
         ms = timings.add(
             f"kill -9 {label} → running false",
