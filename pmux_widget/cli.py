@@ -104,13 +104,22 @@ def fetch_snapshot(
 
 
 def offline_snapshot(
-    home: PmuxHome, claude_dir: Any, *, include_ended: bool = False, as_sessions: bool = False
+    home: PmuxHome,
+    claude_dir: Any,
+    *,
+    include_ended: bool = False,
+    as_sessions: bool = False,
+    reads: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a hub would show, computed from the files alone (nothing is written);
-    ``as_sessions``: the sessions as values with their bookkeeping, for the table."""
-    from pmux_widget.runtime.snapshot import compute_snapshot
+    ``as_sessions``: the sessions as values with their bookkeeping, for the table; ``reads``:
+    kept between refreshes (``--watch``), so each reads only what the transcripts gained."""
+    from pmux_widget.runtime.snapshot import TranscriptReads, compute_snapshot
 
-    return compute_snapshot(home, claude_dir, include_ended=include_ended, as_sessions=as_sessions)
+    kept = reads.setdefault("reads", TranscriptReads()) if reads is not None else None
+    return compute_snapshot(
+        home, claude_dir, include_ended=include_ended, as_sessions=as_sessions, reads=kept
+    )
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -119,13 +128,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         return status_fleet(args)
     home, claude_dir = _paths(args)
+    reads: dict[str, Any] = {}  # the runtime loads only when no hub answers
 
     def snapshot() -> dict[str, Any]:
         ended = bool(getattr(args, "all", False))
         live = fetch_snapshot(home, include_ended=ended)
         if live is not None:
             return live
-        return offline_snapshot(home, claude_dir, include_ended=ended, as_sessions=not args.json)
+        return offline_snapshot(
+            home, claude_dir, include_ended=ended, as_sessions=not args.json, reads=reads
+        )
 
     if not claude_dir.is_dir():
         print(

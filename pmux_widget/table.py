@@ -40,8 +40,8 @@ __all__ = [
 DOING_MIN = 36
 #: Columns a session's name and its "why" may take before they are shortened.
 NAME_MAX, WHY_MAX = 30, 36
-#: ... and what they keep when the terminal is narrow: the name gives up its first columns
-#: (its tmux pane's end goes first), then the "why", then the name again.
+#: ... and what they keep when the terminal is narrow: the name gives up its end first (the
+#: tmux pane), then the "why" shrinks, then the name again.
 NAME_SHORT, WHY_MIN, NAME_MIN = 16, 16, 12
 GAP = "  "
 _SPACE = re.compile(r"\s+")

@@ -446,7 +446,7 @@ def test_new_user_flow_install_serve_hook_status(homes):
         assert data["counts"]["needs-input"] == 1 and data["counts"]["attention"] == 1
         assert data["sessions"][0]["tool_summary"] == "$ make deploy"
         table = run_cli(homes, "status").stdout
-        assert "needs-input" in table and "$ make deploy" in table
+        assert "needs-input" in table and "asks to run: make deploy" in table  # the rows' words
     finally:
         served.stop()
 

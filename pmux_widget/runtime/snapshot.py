@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import socket
 import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.transcript import TranscriptTailer
+from pmux_widget.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
 from pmux_widget.core.model import Session, TranscriptEnding
 from pmux_widget.core.signals import HookSignal, SessionStart, Signal
 from pmux_widget.core.tracker import reduce
@@ -44,17 +47,60 @@ from .boot import (
 from .ordering import fleet_json
 from .store import Store
 
-__all__ = ["compute_snapshot", "file_fleet"]
+__all__ = ["TranscriptReads", "compute_snapshot", "file_fleet"]
+
+
+@dataclass
+class _Followed:
+    """One transcript's tailer across snapshots, and what a first read from its start tells
+    besides the facts: the facts it started from, every interrupt marker read since."""
+
+    tailer: TranscriptTailer
+    start: TranscriptFacts
+    interrupts: list[int] = field(default_factory=list)
+    rescans: int = 0
+
+
+class TranscriptReads:
+    """The transcript tailers of the snapshots one process takes in a row (``status --watch``
+    with no hub): each refresh reads only what was appended since the last (a 1 GB transcript
+    is read once, not every second), yet tells what a first read from the same start would,
+    which a hub's first read tells too."""
+
+    def __init__(self) -> None:
+        self._followed: dict[str, _Followed] = {}
+
+    def read(self, path: str, make: Callable[[], TranscriptTailer], first: bool) -> TailResult:
+        """Poll ``path`` (its tailer made by ``make`` the first time). ``first``: its first
+        read in this snapshot, answered as a read from the tailer's start; later reads in the
+        same snapshot answer what they read, as a hub's follower's do."""
+        followed = self._followed.get(path)
+        if followed is None:
+            tailer = make()
+            followed = _Followed(tailer, tailer.facts, rescans=tailer.stats.rescans)
+            self._followed[path] = followed
+        result = followed.tailer.poll()
+        if followed.tailer.stats.rescans != followed.rescans:  # replaced or truncated
+            followed.start, followed.interrupts = TranscriptFacts(), []
+            followed.rescans = followed.tailer.stats.rescans
+        followed.interrupts.extend(result.interrupts)
+        if not first:
+            return result
+        facts = result.facts
+        return TailResult(
+            facts != followed.start, list(followed.interrupts), facts, result.bytes_read
+        )
 
 
 class _Fleet:
-    """The snapshot's fleet and its transcript tailers (one thread, no hub)."""
+    """The snapshot's fleet and its transcript reads (one thread, no hub)."""
 
-    def __init__(self, claude: ClaudeHome, store: Store | None) -> None:
+    def __init__(self, claude: ClaudeHome, store: Store | None, reads: TranscriptReads) -> None:
         self.claude = claude
         self.store = store
+        self.reads = reads
         self.sessions: dict[str, Session] = {}
-        self.tailers: dict[str, TranscriptTailer] = {}
+        self.read_paths: set[str] = set()
         self.pids: dict[str, int] = {}
 
     def apply(self, signal: Signal) -> None:
@@ -70,18 +116,21 @@ class _Fleet:
                 self.pids[signal.session_id] = pid
         self.apply(named_hook(signal, pid))
 
-    def read(self, session_id: str, path: str, tailer: TranscriptTailer) -> TranscriptEnding | None:
-        """Read ``path`` with ``tailer`` and apply what it tells, as the hub's follower does."""
-        self.tailers[path] = tailer
-        result = tailer.poll()
+    def read(
+        self, session_id: str, path: str, make: Callable[[], TranscriptTailer]
+    ) -> TranscriptEnding | None:
+        """Read ``path`` and apply what it tells, as the hub's follower does."""
+        result = self.reads.read(path, make, first=path not in self.read_paths)
+        self.read_paths.add(path)
         for signal in transcript_signals(session_id, path, result):
             self.apply(signal)
         return result.facts.ending
 
     async def read_ending(self, session: Session, path: str) -> TranscriptEnding | None:
         """Recovery's read (the hub's follower reads it with a fresh tailer, then applies)."""
-        tailer = self.tailers.get(path) or TranscriptTailer(path)
-        return self.read(session.session_id, path, tailer) if Path(path).is_file() else None
+        if not Path(path).is_file():
+            return None
+        return self.read(session.session_id, path, lambda: TranscriptTailer(path))
 
     def read_transcripts(self, include_ended: bool) -> None:
         """Every session's transcript, resumed from the store's cursor as the hub's first
@@ -92,11 +141,11 @@ class _Fleet:
             path = transcript_path(self.claude, session)
             if path is None or not Path(path).is_file():
                 continue
-            tailer = self.tailers.get(path)
-            if tailer is None:
-                cursor = self._cursor(path)
-                tailer = TranscriptTailer.from_cursor(path, cursor) if cursor else None
-            self.read(session.session_id, path, tailer or TranscriptTailer(path))
+            self.read(session.session_id, path, functools.partial(self._tailer, path))
+
+    def _tailer(self, path: str) -> TranscriptTailer:
+        cursor = self._cursor(path)
+        return TranscriptTailer.from_cursor(path, cursor) if cursor else TranscriptTailer(path)
 
     def locate(self) -> None:
         """Each running session's tmux pane, from its own process (the hub's locator)."""
@@ -120,10 +169,15 @@ class _Fleet:
 
 
 def file_fleet(
-    home: PmuxHome, claude_dir: str | os.PathLike[str], *, include_ended: bool = False
+    home: PmuxHome,
+    claude_dir: str | os.PathLike[str],
+    *,
+    include_ended: bool = False,
+    reads: TranscriptReads | None = None,
 ) -> dict[str, Session]:
     """The sessions a hub would hold, from the files alone (``include_ended``: the ended
-    sessions' transcripts are read too)."""
+    sessions' transcripts are read too; ``reads``: the tailers of the snapshot before, to
+    read only what was appended since)."""
     claude = ClaudeHome.resolve(claude_dir)
     store: Store | None = None
     if home.db_path.exists():
@@ -131,7 +185,7 @@ def file_fleet(
             store = Store(home.db_path, readonly=True)
         except sqlite3.Error:
             store = None  # corrupt or locked: the next hub sets it aside; the files still tell
-    fleet = _Fleet(claude, store)
+    fleet = _Fleet(claude, store, reads if reads is not None else TranscriptReads())
     try:
         if store is not None:
             with contextlib.suppress(sqlite3.Error):  # locked or corrupt: the files still tell
@@ -155,12 +209,14 @@ def compute_snapshot(
     *,
     include_ended: bool = False,
     as_sessions: bool = False,
+    reads: TranscriptReads | None = None,
 ) -> dict[str, Any]:
     """``{"sessions": [...], "counts": {...}}`` like ``GET /api/sessions`` would answer
     (``include_ended``: like ``GET /api/sessions?ended=1``). ``as_sessions``: the sessions as
     :class:`Session` values, in the same order, with the bookkeeping the JSON leaves out (the
-    table words them as the widget does: which answer is the latest turn's)."""
-    sessions = file_fleet(home, claude_dir, include_ended=include_ended)
+    table words them as the widget does: which answer is the latest turn's). ``reads``: see
+    :func:`file_fleet`."""
+    sessions = file_fleet(home, claude_dir, include_ended=include_ended, reads=reads)
     host = socket.gethostname()
     answer = fleet_json(sessions.values(), include_ended=include_ended, host=host)
     if as_sessions:
