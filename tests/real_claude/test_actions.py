@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -152,8 +151,11 @@ def test_a_shell_left_in_the_pane_after_exit_gets_nothing(tracked_claude: Tracke
     wait_until(lambda: not tr.tc.alive(), 30, what="the CLI to exit")
     # The pane lives on with a shell (as when claude ran from an interactive shell).
     tr.tc._tmux("respawn-pane", "-k", "-t", tr.tc.pane.pane_id or "", "sh")  # type: ignore[union-attr]
-    tr.tc.send_keys("echo shell-ready", "Enter")
-    tr.tc.wait_for_screen(re.compile("^shell-ready", re.M), timeout=10)
+    # Keys typed before sh prints its first prompt are echoed by the tty at once, and the
+    # prompt then lands on the output's line ("# shell-ready-42"): wait for what only the
+    # shell's evaluation writes, wherever it stands on its line.
+    tr.tc.send_keys("echo shell-ready-$((40+2))", "Enter")
+    tr.tc.wait_for_screen("shell-ready-42", timeout=10)
     for action, kw in (("send", {"text": "say hi"}), ("interrupt", {}), ("approve", {})):
         assert _refused_types_nothing(tr, sid, action, **kw)
 
