@@ -114,6 +114,6 @@ class StatusWidget(anywidget.AnyWidget):
         if hub is None:
             return "<StatusWidget (starting)>"
         sessions = [s for s in hub.fleet.values() if not s.ended]
-        return format_table(
-            {"sessions": [s.to_json() for s in sessions], "counts": counts(sessions)}
-        )
+        # The sessions themselves, not their JSON: their bookkeeping tells whether an answer is
+        # this turn's (the table then words it as the rows do).
+        return format_table({"sessions": sessions, "counts": counts(sessions)})
