@@ -180,6 +180,14 @@ def test_status_bar_and_panel_live_with_no_kernel(
     tip = item.get_attribute("title") or ""
     assert tip.startswith("Waiting for you:") and "acme-api" in tip, tip
     wait_title(lab, 1)
+    # The panel's tab (all a collapsed side area shows) carries the count too.
+    tab = lab.page.locator(f'.lm-TabBar-tab[data-id="{PANEL[1:]}"]')
+    tab.wait_for(state="visible")
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.dataset.pmuxCount === '1'",
+        arg=f'.lm-TabBar-tab[data-id="{PANEL[1:]}"]',
+        timeout=20_000,
+    )
 
     # A click on the item opens the panel: the widget's own rows, header and actions.
     show_panel(lab)
