@@ -319,3 +319,29 @@ def test_notebook_7_panel_with_no_kernel(browser_context: Any) -> None:
     finally:
         page.close()
         server.stop()
+
+
+def test_sidebar_opens_the_panel_and_leaves_a_note_in_the_cell(
+    ext: tuple[LabPage, Workspace], ext_server: LabServer
+) -> None:
+    """``pmux_widget.sidebar()`` on a page with the extension: the panel opens (no sidecar is
+    docked), the cell keeps only a note pointing to it."""
+    lab, ws = ext
+    check = "from pmux_widget import api; print('sidecar:', api._sidecar)"
+    cells = ("import pmux_widget; pmux_widget.sidebar()", check)
+    lab.open_notebook(ws.notebook("sidebar.ipynb", *cells))
+    panel = lab.page.locator(f"{PANEL} .pmux-root")
+    assert not panel.is_visible()
+    lab.run_cell(0)
+    panel.wait_for(state="visible", timeout=30_000)
+    stub = lab.cell(0).locator(".pmux-root--stub")
+    stub.wait_for(state="visible")
+    assert "side panel" in stub.locator(".pmux-note").inner_text()
+    assert lab.cell(0).locator(".pmux-row:visible").count() == 0
+    # the kernel was told the panel shows it (the page's answer precedes the next cell on the
+    # shell channel): no sidecar docks a second list
+    lab.run_cell(1)
+    assert "sidecar: None" in lab.cell(1).locator(".jp-OutputArea").inner_text()
+    assert lab.page.locator(".jupyterlab-sidecar").count() == 0
+    assert lab.page.locator("#jp-right-stack .pmux-root").count() == 1
+    ext_server.shutdown_kernels()
