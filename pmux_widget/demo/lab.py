@@ -112,12 +112,15 @@ class JupyterLab:
                 "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
                 "news_url": None,
             },
-            # pmux-widget's server extension (what `pip install` enables by its conf.d file;
-            # said here too, for a checkout whose venv has not got that file)
-            "ServerApp": {"jpserver_extensions": {"pmux_widget.jupyter": True}},
         }
         _link_labextension(data)
         (config / "jupyter_server_config.json").write_text(json.dumps(server_config, indent=2))
+        # The server extension (its hub, the side panel's routes), enabled as a wheel install
+        # does: a conf.d file of its own (an editable install puts none in the venv's etc/).
+        conf_d = config / "jupyter_server_config.d"
+        conf_d.mkdir(exist_ok=True)
+        enable = {"ServerApp": {"jpserver_extensions": {"pmux_widget.jupyter": True}}}
+        (conf_d / "pmux_widget.json").write_text(json.dumps(enable, indent=2))
         page = {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
         (config / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2))
         notebook = self.dirs.notebooks / "demo.ipynb"
