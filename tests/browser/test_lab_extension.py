@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -345,3 +347,39 @@ def test_sidebar_opens_the_panel_and_leaves_a_note_in_the_cell(
     assert lab.page.locator(".jupyterlab-sidecar").count() == 0
     assert lab.page.locator("#jp-right-stack .pmux-root").count() == 1
     ext_server.shutdown_kernels()
+
+
+def test_make_demo_opens_with_the_panel_and_status_bar_live_before_anything_runs(
+    tmp_path: Path, browser_context: Any
+) -> None:
+    """The demo (as ``make demo`` runs it, minus its pre-run cell): JupyterLab opens with the
+    extension's panel open and the status bar live over the demo fleet, no kernel started."""
+    from ..helpers import free_port
+    from ..test_demo import DemoProcess
+
+    demo = DemoProcess(tmp_path, "--port", str(free_port()), "--duration", "120", "--no-prerun")
+    page = browser_context.new_page()
+    try:
+        url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
+        page.goto(url)
+        page.locator(f"{PANEL} .pmux-row").first.wait_for(state="visible", timeout=90_000)
+        page.wait_for_function(
+            """(sel) => /^(\\d+ needs? you|Claude: [1-9]\\d*)$/.test(
+                 document.querySelector(sel + ' .pmux-lab-status-text')?.textContent ?? '')""",
+            arg=STATUS,
+            timeout=60_000,
+        )
+        base, token = url.split("/lab/")[0], url.split("token=")[1]
+        kernels = page.evaluate(
+            "(u) => fetch(u).then((r) => r.json())", f"{base}/api/kernels?token={token}"
+        )
+        assert kernels == [], "the panel and the status bar need no kernel"
+        shot_path = OUTPUT / "demo-lab-panel.png"
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot_path))
+    finally:
+        page.close()
+        demo.signal(signal.SIGINT)
+        with contextlib.suppress(AssertionError):
+            demo.wait(60)
+        demo.cleanup()
