@@ -274,6 +274,11 @@ def test_palette_commands_and_settings(
         PANEL,
     )
     assert set(visited) <= set(waiting), (visited, waiting)
+    # Its key (Alt+Shift+N) does the same from anywhere in the page.
+    lab.page.locator("#jp-main-dock-panel").click()
+    assert lab.page.evaluate(focused) is None
+    lab.page.keyboard.press("Alt+Shift+N")
+    lab.page.wait_for_function(f"() => ({focused})() !== null", timeout=10_000)
     # The settings move the panel to the left area.
     lab.page.evaluate(
         """() => window.jupyterapp.serviceManager.settings.save('pmux-widget:plugin',
