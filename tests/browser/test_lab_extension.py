@@ -228,10 +228,16 @@ def test_status_bar_and_panel_live_with_no_kernel(
         show_panel(lab)
         shot(lab, f"lab-panel-{name}")
         found[name] = {"panel": axe_violations(lab, PANEL), "status": status_axe(lab)}
+    # The bell's sheet (what waits, newest first) in the panel, checked too.
+    root = lab.root(PANEL)
+    root.locator(".pmux-bell").click()
+    root.locator(".pmux-sheet").wait_for(state="visible")
+    assert root.locator(".pmux-sheet-item").count() == 2
+    found["dark-sheet"] = {"panel": axe_violations(lab, PANEL), "status": []}
+    root.locator(".pmux-bell").click()
     lab.set_theme(LIGHT)
-    assert found == {t: {"panel": [], "status": []} for t in ("light", "dark")}, json.dumps(
-        found, indent=1
-    )
+    themes = ("light", "dark", "dark-sheet")
+    assert found == {t: {"panel": [], "status": []} for t in themes}, json.dumps(found, indent=1)
 
     # The session answered in its terminal: back to one.
     fire(ws, "PostToolUse", tool_name="Bash", tool_input=bash, tool_response={})
