@@ -167,8 +167,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pmux_widget.fleet.notify_claims import attach_fleet_claims
+    from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
     from pmux_widget.runtime.assemble import make_hub
 
+    # The handlers go in before the hub says it listens: whoever read that line may stop it at
+    # once, and a SIGTERM before them killed the process (-15) with its runtime file left.
+    done = threading.Event()
+
+    def _stop(signum: int, frame: object) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     hub = make_hub(
         home=args.home, claude_home=args.claude_home, port=args.port, retain_days=args.retain_days
     )
@@ -177,9 +188,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"pmux-widget hub on http://127.0.0.1:{hub.port} (hub {hub.hub_id}, pid {os.getpid()});"
         " Ctrl+C stops"
     )
-    from pmux_widget.fleet.notify_claims import attach_fleet_claims
-    from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
-
     publisher, url = None, fleet_url(args.fleet)
     if url:
         try:
@@ -193,13 +201,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"publishing to the fleet at {url} as host {publisher.host}")
         attach_fleet_claims(hub, url, creds=args.fleet_creds, host=publisher.host)
     sys.stdout.flush()
-    done = threading.Event()
-
-    def _stop(signum: int, frame: object) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
     try:
         while not done.wait(0.5):
             pass
