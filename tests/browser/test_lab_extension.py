@@ -6,13 +6,14 @@ it; the page shows them in the status bar (JupyterLab) and in the side panel, wh
 anywidget's own view over the server's websocket. No notebook is opened, no kernel starts:
 ``GET /api/kernels`` stays empty throughout. A reload comes back to the same state; axe-core
 finds no WCAG 2 A/AA violation in the panel nor in the status item, light and dark.
-Screenshots for docs/usage.md ("In JupyterLab") are written to docs/images/.
+Screenshots for docs/usage.md ("In JupyterLab") go to docs/images/ with PMUX_UPDATE_DOC_IMAGES=1.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import signal
@@ -151,13 +152,15 @@ def status_axe(lab: LabPage) -> list[dict[str, Any]]:
 
 
 def shot(lab: LabPage, name: str) -> None:
-    """A screenshot for the docs: test-output/browser/ and docs/images/ (once the main area
-    has drawn its launcher, so that the picture is the page a user sees)."""
+    """A screenshot for the docs: test-output/browser/, and docs/images/ with
+    PMUX_UPDATE_DOC_IMAGES=1 (a test run leaves the checkout as it was), once the main area
+    has drawn its launcher, so that the picture is the page a user sees."""
     with contextlib.suppress(Exception):
         lab.page.locator(".jp-LauncherCard").first.wait_for(state="visible", timeout=10_000)
     path = lab.screenshot(name)
-    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, DOC_IMAGES / f"{name}.png")
+    if os.environ.get("PMUX_UPDATE_DOC_IMAGES") == "1":
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOC_IMAGES / f"{name}.png")
 
 
 def test_status_bar_and_panel_live_with_no_kernel(
