@@ -14,6 +14,10 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float
 
 from .service import SERVICE_KEY, ServerHub
+from .terminals import Terminals
+
+#: Where the terminals' watch is kept in the server's settings.
+TERMINALS_KEY = "pmux_widget_terminals"
 
 __all__ = ["ENV_SWITCH", "PmuxWidget", "hub_wanted"]
 
@@ -56,6 +60,18 @@ class PmuxWidget(ExtensionApp):
         self.service = service
         self.settings[SERVICE_KEY] = service
         service.start()
+        # the server's terminals (issue 21): watched on this loop, the rest on our threads
+        serverapp = self.serverapp
+        assert serverapp is not None  # an extension's settings are made by its server
+        terminals = Terminals(
+            serverapp.web_app.settings,
+            hub_port=lambda: service.hub.port if service.hub is not None else None,
+            url=serverapp.connection_url,
+            log=self.log,
+        )
+        self.terminals = terminals
+        self.settings[TERMINALS_KEY] = terminals
+        terminals.start()
 
     def initialize_handlers(self) -> None:
         from .handlers import routes
@@ -63,6 +79,9 @@ class PmuxWidget(ExtensionApp):
         self.handlers.extend(routes())
 
     async def stop_extension(self) -> None:
+        terminals: Terminals | None = getattr(self, "terminals", None)
+        if terminals is not None:
+            terminals.stop()
         service: ServerHub | None = getattr(self, "service", None)
         if service is not None:
             # hub.stop() joins its thread (up to seconds): not on the server's loop

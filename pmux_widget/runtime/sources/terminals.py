@@ -1,0 +1,111 @@
+"""Which JupyterLab terminal runs each session (``InTerminal``), for every hub of the machine.
+
+Jupyter servers with the pmux-widget extension publish their terminals' shells in
+``$PMUX_WIDGET_HOME/terminals/`` (``system.jupyter_terminals``). A session is matched when its
+Claude process first shows (listener: at once, not at the next poll) and again whenever a
+server's file changes (a terminal opened or closed): a process whose ancestors include a
+terminal's shell runs in that terminal. The /proc walks run on the probe worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import watchfiles
+
+from pmux_widget.core.model import Change, Session, TerminalLocation
+from pmux_widget.core.signals import InTerminal
+from pmux_widget.system import jupyter_terminals
+from pmux_widget.system.clock import now_ms
+from pmux_widget.system.home import PmuxHome
+
+from ..protocols import HubView
+from .runner import WATCH_OPTIONS, Runner
+
+__all__ = ["TerminalFinder", "match"]
+
+log = logging.getLogger(__name__)
+
+DIR_RETRY_S = 2.0
+
+
+def match(pids: list[tuple[str, int]], home: PmuxHome) -> dict[str, str | None]:
+    """Worker thread: each (session id, pid)'s terminal name (None: in none)."""
+    servers = jupyter_terminals.read_servers(home)
+    found: dict[str, str | None] = {}
+    for session_id, pid in pids:
+        hit = jupyter_terminals.find_terminal(pid, servers) if servers else None
+        found[session_id] = hit[1] if hit is not None else None
+    return found
+
+
+class TerminalFinder:
+    """Sets each running session's ``terminal`` from the published terminals."""
+
+    def __init__(self, hub: HubView, runner: Runner, home: PmuxHome) -> None:
+        self.hub = hub
+        self.runner = runner
+        self.home = home
+        self.tried: set[tuple[str, int]] = set()
+
+    @property
+    def directory(self) -> Path:
+        return jupyter_terminals.terminals_dir(self.home)
+
+    def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
+        fresh = []
+        for change in changes:
+            s = change.after
+            if s.pid is None or s.ended or not s.running:
+                continue
+            key = (s.session_id, s.pid)
+            if key in self.tried:
+                continue
+            if len(self.tried) > 4096:
+                self.tried.clear()
+            self.tried.add(key)
+            fresh.append(s)
+        if fresh and self.directory.is_dir():
+            self.runner.spawn(self.check(fresh))
+
+    async def check(self, sessions: list[Session] | None = None) -> None:
+        """Match ``sessions`` (default: every live one with a pid, or with a terminal)."""
+        if sessions is None:
+            sessions = [
+                s
+                for s in self.hub.fleet.values()
+                if s.pid is not None and (s.terminal is not None or not s.ended)
+            ]
+        pids = [(s.session_id, s.pid) for s in sessions if s.pid is not None]
+        if not pids:
+            return
+        found = await self.runner.probe(match, pids, self.home)
+        for session_id, pid in pids:
+            current = self.hub.fleet.get(session_id)
+            if current is None or current.pid != pid:
+                continue
+            name = found.get(session_id)
+            location = TerminalLocation(name) if name is not None else None
+            if current.terminal != location:
+                self.hub.apply(
+                    InTerminal(at=now_ms(), session_id=session_id, pid=pid, terminal=location)
+                )
+
+    async def watch(self) -> None:
+        """Re-match everything whenever a server's terminals change."""
+        runner = self.runner
+        while not runner.stopped:
+            if not self.directory.is_dir():
+                await runner.sleep(DIR_RETRY_S)
+                continue
+            await self.check()
+            runner.spawn(runner.after_watch_start(self.check))
+            try:
+                async for _ in watchfiles.awatch(
+                    self.directory, stop_event=runner.stop_event, recursive=False, **WATCH_OPTIONS
+                ):
+                    await self.check()
+            except (FileNotFoundError, RuntimeError, OSError) as exc:
+                log.debug("terminals watcher restarting: %s", exc)
+                await runner.sleep(1.0)
