@@ -30,14 +30,31 @@ REDRAW_WAIT_S = 2.0
 
 
 class _Screen(pyte.Screen):
-    """pyte's screen, telling when the whole display was erased (a full repaint starts)."""
+    """pyte's screen, telling when the whole display was erased (a full repaint starts): an
+    erase of the display (2.1.332 on a resize: ``CSI 2J``), or every row erased one by one
+    after the cursor went home (2.1.197: ``CSI H``, then ``CSI 2K`` on each row)."""
 
     erased = 0
+    _wiped: set[int] | None = None
 
     def erase_in_display(self, how: int = 0, *args: object, **kwargs: object) -> None:
         super().erase_in_display(how, *args, **kwargs)
         if how in (2, 3) or (how == 0 and self.cursor.x == 0 and self.cursor.y == 0):
             self.erased += 1
+
+    def cursor_position(self, line: int | None = None, column: int | None = None) -> None:
+        super().cursor_position(line, column)
+        if self.cursor.x == 0 and self.cursor.y == 0:
+            self._wiped = set()
+
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:
+        super().erase_in_line(how, private)
+        wiped = self._wiped
+        if how == 2 and wiped is not None:
+            wiped.add(self.cursor.y)
+            if len(wiped) >= self.lines:
+                self.erased += 1
+                self._wiped = None
 
 
 class TerminalScreen:

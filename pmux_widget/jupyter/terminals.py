@@ -154,8 +154,9 @@ class Terminals:
         for terminal in list(self._attached.values()):
             self._detach(terminal)
         self._feeder.stop()
+        # a publish still queued would write the file again after it is removed
+        self._pool.shutdown(wait=True, cancel_futures=True)
         jupyter_terminals.remove_server_file(self.home, os.getpid())
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _poll(self) -> None:
         manager = self.manager

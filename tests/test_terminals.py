@@ -1,0 +1,250 @@
+"""JupyterLab terminals (issue 21) without the real CLI: the ``terminal`` field's rule, which
+terminal holds a process (a real process tree), a terminal's emulated screen (when it can be
+trusted), the keys' bytes, and a real Jupyter server publishing its terminals as they open
+and close (created through its REST API).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.core import signals as sig
+from pmux_widget.core.model import Session, State, TerminalLocation
+from pmux_widget.core.tracker import reduce
+from pmux_widget.jupyter.terminal_screen import MAX_PENDING, Feeder, TerminalScreen
+from pmux_widget.system import jupyter_terminals, keys
+from pmux_widget.system.home import PmuxHome
+
+from .helpers import wait_until
+from .jupyter_ext import LabServer
+from .lab_terminal import LabTerminal
+
+T0 = 1_700_000_000_000
+
+
+# ----------------------------------------------------------------------------- the rule
+
+
+def _fleet(**fields: object) -> dict[str, Session]:
+    session = Session(session_id="s1", state=State.BUSY, running=True, pid=4242, **fields)  # type: ignore[arg-type]
+    return {"s1": session}
+
+
+def test_in_terminal_sets_and_clears_the_terminal_of_that_pid_only() -> None:
+    fleet = _fleet()
+    step = reduce(
+        fleet, sig.InTerminal(at=T0, session_id="s1", pid=4242, terminal=TerminalLocation("3")), T0
+    )
+    after = step.sessions["s1"]
+    assert after.terminal == TerminalLocation("3")
+    assert after.to_json()["terminal"] == {"name": "3"}
+    assert after.state is State.BUSY and after.name.endswith("(terminal 3)")
+    # a late answer about another process (the session was resumed elsewhere) moves nothing
+    stale = reduce(step.sessions, sig.InTerminal(at=T0, session_id="s1", pid=1, terminal=None), T0)
+    assert stale.changes == [] and stale.sessions["s1"].terminal == TerminalLocation("3")
+    closed = reduce(
+        step.sessions, sig.InTerminal(at=T0, session_id="s1", pid=4242, terminal=None), T0
+    )
+    assert (
+        closed.sessions["s1"].terminal is None
+        and closed.sessions["s1"].to_json()["terminal"] is None
+    )
+    # the store's record keeps it
+    assert Session.from_record(after.to_record()).terminal == TerminalLocation("3")
+
+
+# ------------------------------------------------------------------- which terminal holds a pid
+
+
+@pytest.fixture
+def tree() -> Iterator[tuple[int, int]]:
+    """A shell with a child: (shell pid, child pid)."""
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 120 & echo $!; wait"], stdout=subprocess.PIPE)
+    assert shell.stdout is not None
+    child = int(shell.stdout.readline())
+    yield shell.pid, child
+    os.kill(child, signal.SIGKILL)
+    shell.kill()
+    shell.wait()
+
+
+def test_a_process_belongs_to_the_terminal_whose_shell_is_its_ancestor(
+    tmp_path: Path, tree: tuple[int, int]
+) -> None:
+    shell, child = tree
+    home = PmuxHome(tmp_path / "pmux")
+    here = jupyter_terminals.ServerTerminals(os.getpid(), "http://x/", 1234, {"1": 1, "7": shell})
+    jupyter_terminals.write_server_file(home, here)
+    path = jupyter_terminals.terminals_dir(home) / f"{os.getpid()}.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    servers = jupyter_terminals.read_servers(home)
+    assert servers == [here]
+    found = jupyter_terminals.find_terminal(child, servers)
+    assert found is not None and found[1] == "7" and found[0].hub_port == 1234
+    assert jupyter_terminals.find_terminal(os.getpid(), servers) is None
+    # a server that is gone: its file is ignored
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    jupyter_terminals.write_server_file(
+        home, jupyter_terminals.ServerTerminals(gone.pid, "", None, {"9": shell})
+    )
+    assert jupyter_terminals.read_servers(home) == [here]
+    (jupyter_terminals.terminals_dir(home) / "junk.json").write_text("{not json")
+    assert jupyter_terminals.read_servers(home) == [here]
+
+
+# ------------------------------------------------------------------------ the emulated screen
+
+
+@pytest.fixture
+def feeder() -> Iterator[Feeder]:
+    f = Feeder()
+    yield f
+    f.stop()
+
+
+def _screen(feeder: Feeder, *, complete: bool, rows: int = 6, cols: int = 30) -> TerminalScreen:
+    screen = TerminalScreen("5", rows, cols, complete=complete)
+    screen.on_pending = feeder.pending
+    return screen
+
+
+def test_a_screen_seen_from_the_first_byte_reads_as_drawn(feeder: Feeder) -> None:
+    screen = _screen(feeder, complete=True)
+    screen.queue("hello   \r\n\x1b[31mworld\x1b[0m")
+    assert screen.text().splitlines()[:2] == ["hello", "world"]
+    screen.queue("\x1b[2J\x1b[Hagain")
+    assert screen.text().splitlines()[0] == "again"
+    screen.close()
+    with pytest.raises(OSError, match="closed"):
+        screen.text()
+
+
+def test_a_screen_attached_late_is_trusted_only_after_a_full_repaint(feeder: Feeder) -> None:
+    screen = _screen(feeder, complete=False)
+    screen.queue("half a dialog\r\n")
+    with pytest.raises(OSError, match="started before pmux-widget watched it"):
+        screen.text(wait_s=0.2)
+    # 2.1.332 repaints on a resize with an erase of the display
+    screen.queue("\x1b[2J\x1b[H❯ 1. Yes")
+    assert screen.text().splitlines()[0] == "❯ 1. Yes"
+    # 2.1.197: the cursor home, then every row erased one by one
+    late = _screen(feeder, complete=False, rows=3)
+    late.queue("x")
+    late.queue("\x1b[H" + "\x1b[2K\x1b[1B" * 2 + "\x1b[2K")
+    late.queue("\x1b[Hdrawn")
+    assert late.text().splitlines()[0] == "drawn"
+
+
+def test_output_faster_than_the_emulator_is_dropped_and_says_so(feeder: Feeder) -> None:
+    screen = TerminalScreen("5", 6, 30, complete=True)  # nobody feeds it: it only queues
+    screen.queue("x" * (MAX_PENDING + 1))
+    assert not screen.trusted
+    screen.on_pending = feeder.pending
+    with pytest.raises(OSError, match="faster than pmux-widget could read it"):
+        screen.text(wait_s=0.2)
+    screen.queue("\x1b[2Jfresh")
+    assert "fresh" in screen.text()
+
+
+# ------------------------------------------------------------------------------- the keys
+
+
+class _Pty:
+    """A terminal target that records what reaches its PTY (the real one is a terminado PTY,
+    driven in tests/real_claude/test_terminal_sessions.py)."""
+
+    name = "1"
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+
+    def screen_text(self) -> str:
+        return "screen"
+
+    def write(self, data: str) -> None:
+        self.written.append(data)
+
+
+def test_keys_reach_a_terminal_as_the_bytes_a_terminal_sends() -> None:
+    pty = _Pty()
+    keys.send_keys(pty, "Down", "Down", "Enter")
+    keys.send_keys(pty, "Escape")
+    keys.send_keys(pty, "2")
+    keys.send_keys(pty, "make it so", literal=True)
+    assert pty.written == ["\x1b[B", "\x1b[B", "\r", "\x1b", "2", "make it so"]
+    assert keys.capture(pty) == "screen"
+    with pytest.raises(ValueError, match="no terminal bytes"):
+        keys.send_keys(pty, "C-c")
+
+
+# --------------------------------------------------------------- a real server's terminals
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LabServer]:
+    lab = LabServer(tmp_path).start()
+    yield lab
+    lab.stop()
+
+
+def _published(server: LabServer) -> dict[str, int]:
+    servers = [s for s in jupyter_terminals.read_servers(server.pmux) if s.pid == server.pid]
+    return dict(servers[0].shells) if servers else {}
+
+
+def test_the_server_publishes_its_terminals_as_they_open_and_close(server: LabServer) -> None:
+    first = LabTerminal(server)
+    second = LabTerminal(server)
+    try:
+        shells = wait_until(
+            lambda: (p := _published(server)) and set(p) == {first.name, second.name} and p,
+            20,
+            what=lambda: f"both terminals published: {_published(server)}",
+        )
+        # each shell is the terminal's own: a process started in it is found there
+        first.type("sleep 300 & echo started:$!\r")
+        text = first.wait_for(r"started:(\d+)", 20)
+        child = int(text.split("started:")[-1].split()[0])
+        servers = jupyter_terminals.read_servers(server.pmux)
+        found = jupyter_terminals.find_terminal(child, servers)
+        assert found is not None and found[1] == first.name
+        assert found[0].hub_port == server.server_hubs()[0]["port"]
+        assert shells[first.name] != shells[second.name]
+    finally:
+        second.close()
+    wait_until(
+        lambda: set(_published(server)) == {first.name},
+        20,
+        what=lambda: f"the closed terminal gone: {_published(server)}",
+    )
+    first.close()
+    pid = server.pid
+    assert (jupyter_terminals.terminals_dir(server.pmux) / f"{pid}.json").exists()
+    server.stop()  # a clean stop takes its file along
+    assert not (jupyter_terminals.terminals_dir(server.pmux) / f"{pid}.json").exists()
+
+
+def test_a_server_without_terminals_publishes_none(tmp_path: Path) -> None:
+    lab = LabServer(tmp_path, args=("--ServerApp.terminals_enabled=False",)).start()
+    try:
+        assert lab.post("api/terminals", {}).status_code == 404
+        # it publishes that it has none (with its hub, which kernels may ask)
+        servers = wait_until(
+            lambda: [
+                s
+                for s in jupyter_terminals.read_servers(lab.pmux)
+                if s.pid == lab.pid and s.hub_port is not None
+            ],
+            20,
+            what="the server's (empty) terminals published",
+        )
+        assert servers[0].shells == {}
+    finally:
+        lab.stop()
