@@ -66,7 +66,8 @@ class LabTerminal:
                 continue
             if kind == "stdout" and rest:
                 with self._lock:
-                    self._stream.feed(rest[0])
+                    # xterm.js knows the kitty keyboard protocol's pop; pyte draws its "u"
+                    self._stream.feed(re.sub(r"\x1b\[<\d*u", "", rest[0]))
                     self.output += len(rest[0])
 
     # ---------------------------------------------------------------- use

@@ -203,11 +203,12 @@ def test_the_server_publishes_its_terminals_as_they_open_and_close(server: LabSe
     first = LabTerminal(server)
     second = LabTerminal(server)
     try:
-        shells = wait_until(
-            lambda: (p := _published(server)) and set(p) == {first.name, second.name} and p,
+        wait_until(
+            lambda: set(_published(server)) == {first.name, second.name},
             20,
             what=lambda: f"both terminals published: {_published(server)}",
         )
+        shells = _published(server)
         # each shell is the terminal's own: a process started in it is found there
         first.type("sleep 300 & echo started:$!\r")
         text = first.wait_for(r"started:(\d+)", 20)

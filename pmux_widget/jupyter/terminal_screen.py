@@ -15,6 +15,7 @@ erase that starts the repaint; if none comes it is refused with the reason.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -27,6 +28,9 @@ __all__ = ["MAX_PENDING", "Feeder", "TerminalScreen"]
 MAX_PENDING = 1_000_000
 #: How long an action waits for a requested redraw (and for queued output to be drawn).
 REDRAW_WAIT_S = 2.0
+#: The kitty keyboard protocol's "pop" (2.1.332 sends it as it exits): pyte 0.8.2 does not
+#: know ``CSI < u`` and draws its "u" as text.
+_UNKNOWN_TO_PYTE = re.compile(r"\x1b\[<\d*u")
 
 
 class _Screen(pyte.Screen):
@@ -118,7 +122,7 @@ class TerminalScreen:
                     self._screen.resize(max(item[0], 1), max(item[1], 1))
                 else:
                     before = self._screen.erased
-                    self._stream.feed(item)
+                    self._stream.feed(_UNKNOWN_TO_PYTE.sub("", item))
                     self._fed += len(item)
                     if self._screen.erased != before and not self.trusted:
                         self.trusted, self.why = True, ""
