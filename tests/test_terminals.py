@@ -6,13 +6,16 @@ and close (created through its REST API).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
+import requests
 
 from pmux_widget.core import signals as sig
 from pmux_widget.core.model import Session, State, TerminalLocation
@@ -248,4 +251,83 @@ def test_a_server_without_terminals_publishes_none(tmp_path: Path) -> None:
         )
         assert servers[0].shells == {}
     finally:
+        lab.stop()
+
+
+# ------------------------------------------------------------------- POST pmux/api/sessions/new
+
+
+def test_new_session_route_checks_its_body_and_says_when_terminals_are_off(
+    tmp_path: Path,
+) -> None:
+    lab = LabServer(tmp_path, args=("--ServerApp.terminals_enabled=False",)).start()
+    try:
+        route = "pmux/api/sessions/new"
+        folder = str(tmp_path)
+        for body, why in (
+            ({"where": "terminal"}, "cwd"),
+            ({"cwd": str(tmp_path / "nowhere"), "where": "terminal"}, "no folder"),
+            ({"cwd": folder, "where": "screen"}, "where"),
+            ({"cwd": folder, "where": "tmux", "permission_mode": "yolo"}, "permission_mode"),
+            ({"cwd": folder, "where": "tmux", "prompt": 3}, "prompt"),
+            ([1], "body must be"),
+        ):
+            answer = lab.post(route, body)
+            assert answer.status_code == 400 and why in answer.json()["error"], (body, answer.text)
+        assert lab.post(route, b"{nope").status_code == 400
+        answer = lab.post(route, {"cwd": folder, "where": "terminal"})
+        assert answer.status_code == 409, answer.text
+        assert "terminals_enabled" in answer.json()["error"]
+        assert lab.get("api/terminals").status_code == 404  # and none was made
+        # no credentials: 403 (it types into a terminal it opens)
+        assert requests.post(lab.url(route), json={}, timeout=15).status_code == 403
+    finally:
+        lab.stop()
+
+
+def _argvs(pid: int) -> list[list[str]]:
+    """The tails of the command lines below ``pid`` (after ``sh -c <script>``)."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            found.append(child.cmdline()[3:])
+    return found
+
+
+def test_new_session_route_opens_a_terminal_or_a_tmux_window(tmp_path: Path) -> None:
+    socket = f"pmux-new-{os.getpid()}"
+    # a stand-in for claude that shows its arguments and waits (the real CLI:
+    # tests/real_claude/test_terminal_new_session.py)
+    fake = 'sh -c "echo fake-claude $*; sleep 120" fake'
+    lab = LabServer(
+        tmp_path, env={"PMUX_WIDGET_CLAUDE": fake, "PMUX_WIDGET_TMUX_SOCKET": socket}
+    ).start()
+    try:
+        route = "pmux/api/sessions/new"
+        body = {"cwd": str(tmp_path), "prompt": "first words", "permission_mode": "plan"}
+        answer = lab.post(route, {**body, "where": "terminal"})
+        assert answer.status_code == 201, answer.text
+        name = answer.json()["terminal"]
+        assert name in [t["name"] for t in lab.get("api/terminals").json()]
+        shell: int = wait_until(
+            lambda: _published(lab).get(name, 0), 20, what="the terminal published"
+        )
+        wait_until(
+            lambda: ["fake", "--permission-mode", "plan", "first words"] in _argvs(shell),
+            20,
+            what=lambda: f"the command in the new terminal's shell: {_argvs(shell)}",
+        )
+        answer = lab.post(route, {**body, "where": "tmux"})
+        assert answer.status_code == 201, answer.text
+        pane = answer.json()["tmux"]
+        assert pane.startswith("%")
+        listed = subprocess.run(
+            ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_current_path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert f"{pane} {tmp_path}" in listed
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
         lab.stop()

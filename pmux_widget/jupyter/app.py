@@ -14,10 +14,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float
 
 from .service import SERVICE_KEY, ServerHub
-from .terminals import Terminals
-
-#: Where the terminals' watch is kept in the server's settings.
-TERMINALS_KEY = "pmux_widget_terminals"
+from .terminals import TERMINALS_KEY, Terminals
 
 __all__ = ["ENV_SWITCH", "PmuxWidget", "hub_wanted"]
 
@@ -75,8 +72,10 @@ class PmuxWidget(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         from .handlers import routes
+        from .new_session import NewSessionHandler
 
         self.handlers.extend(routes())
+        self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
 
     async def stop_extension(self) -> None:
         terminals: Terminals | None = getattr(self, "terminals", None)

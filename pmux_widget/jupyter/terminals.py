@@ -35,7 +35,10 @@ from pmux_widget.system.home import PmuxHome
 
 from .terminal_screen import Feeder, TerminalScreen
 
-__all__ = ["POLL_MS", "Terminal", "Terminals", "TerminalsUnavailable"]
+__all__ = ["POLL_MS", "TERMINALS_KEY", "Terminal", "Terminals", "TerminalsUnavailable"]
+
+#: Where the terminals' watch is kept in the server's settings.
+TERMINALS_KEY = "pmux_widget_terminals"
 
 #: How often the server's loop looks at the terminal manager (a dict walk: microseconds).
 POLL_MS = 500
