@@ -166,7 +166,8 @@ def new_session(
     """Start ``claude`` in a new JupyterLab terminal (``where="terminal"``, through the
     Jupyter server this kernel runs under) or tmux window (``"tmux"``) in ``cwd``, with
     ``prompt`` as its first prompt and ``permission_mode`` (``claude --permission-mode``);
-    returns its Session once its first hook or PID file arrived. Raises
+    returns its Session once its first hook or PID file arrived (with a prompt: once that
+    prompt's turn began, so ``await session.ask()`` gets its answer). Raises
     ``pmux_widget.starting.LaunchError`` with the reason when it cannot start there (no
     terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux)."""
     from pmux_widget.starting import new_session as start_one

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pmux_widget.core.model import Session
+from pmux_widget.core.model import Session, State
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import jupyter_terminals
 from pmux_widget.system.jupyter_terminals import ancestors
@@ -94,7 +94,8 @@ def new_session(
     timeout: float = START_TIMEOUT_S,
 ) -> Session:
     """Open a new terminal (or tmux window) in ``cwd`` running ``claude`` (with ``prompt`` as
-    its first prompt), and return its Session once ``hub`` knows it; LaunchError with the
+    its first prompt), and return its Session once ``hub`` knows it (with a prompt: once that
+    prompt's turn began, so ``await session.ask()`` waits for its answer); LaunchError with the
     reason when it cannot start, TimeoutError when no hook or PID file came in time."""
     folder = str(Path(cwd).expanduser().resolve())
     reason = check_request(folder, prompt, permission_mode, where)
@@ -116,9 +117,16 @@ def new_session(
             return s.terminal is not None and s.terminal.name == name
 
         what = f"JupyterLab terminal {name}"
+
+    def started(s: Session) -> bool:
+        # with a first prompt, once its turn began: an ask() right after must wait for it
+        return prompt is None or s.state is not State.IDLE or s.last_prompt is not None
+
     deadline = time.monotonic() + timeout
     while True:
-        found = [s for s in hub.fleet.values() if not s.ended and s.running and matches(s)]
+        found = [
+            s for s in hub.fleet.values() if not s.ended and s.running and matches(s) and started(s)
+        ]
         if found:
             return max(found, key=lambda s: s.state_since)
         if time.monotonic() > deadline:

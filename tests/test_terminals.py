@@ -331,3 +331,14 @@ def test_new_session_route_opens_a_terminal_or_a_tmux_window(tmp_path: Path) -> 
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
         lab.stop()
+
+
+def test_the_agents_tutorial_is_a_valid_notebook_that_starts_sessions() -> None:
+    import nbformat
+
+    path = Path(__file__).parent.parent / "notebooks" / "agents.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    assert "pmux_widget.new_session(" in code and "session.ask(" in code
+    # its flow, with the real CLI: tests/real_claude/test_terminal_new_session.py

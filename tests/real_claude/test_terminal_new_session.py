@@ -6,6 +6,7 @@ in that terminal, and the session ends in review with the scripted model's answe
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,12 +14,13 @@ import pytest
 
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
-from pmux_widget.demo.claude_env import ClaudeEnv
+from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.starting import LaunchError, new_session
 from pmux_widget.system.home import PmuxHome
+from pmux_widget.waiting import Answer, Ask
 
 from ..helpers import wait_until
 from ..jupyter_ext import LabServer
@@ -62,6 +64,7 @@ def test_new_session_opens_a_terminal_whose_session_ends_in_review(
     server, env, hub = lab
     session = new_session(hub, env.cwd, prompt="say hi", where="terminal")
     assert session.terminal is not None
+    assert session.state is not State.IDLE or session.last_prompt == "say hi"  # its turn began
     name = session.terminal.name
     listed = server.get("api/terminals").json()
     assert name in [t["name"] for t in listed]
@@ -78,3 +81,24 @@ def test_new_session_opens_a_terminal_whose_session_ends_in_review(
     with pytest.raises(LaunchError, match="no folder"):
         new_session(hub, env.cwd / "nowhere", where="terminal")
     assert len(server.get("api/terminals").json()) == len(listed)
+
+
+@pytest.mark.cli_versions(NEWEST, reason="the tutorial's flow; the mechanics run on every pin")
+def test_agents_side_by_side_collect_their_answers(
+    lab: tuple[LabServer, ClaudeEnv, Hub],
+) -> None:
+    """What notebooks/agents.ipynb does: two agents in two terminals, asked together."""
+    _, env, hub = lab
+    other = env.cwd.parent / "other"
+    other.mkdir()
+    env.trust(other)
+    agents = [new_session(hub, folder, prompt="say hi") for folder in (env.cwd, other)]
+    names = {s.terminal.name for s in agents if s.terminal is not None}
+    assert len(names) == 2
+
+    async def collect() -> list[Answer]:
+        return list(await asyncio.gather(*(Ask(hub, s.session_id, None, 120) for s in agents)))
+
+    answers = asyncio.run(collect())
+    assert [a.state for a in answers] == [State.REVIEW, State.REVIEW]
+    assert all("scripted model" in a for a in answers), answers
