@@ -36,6 +36,7 @@ MODULES = [
     ("timeline", "benchmarks.bench_timeline"),
     ("fleet", "benchmarks.bench_fleet"),
     ("actions", "benchmarks.bench_actions"),
+    ("terminal", "benchmarks.bench_terminal_actions"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),
