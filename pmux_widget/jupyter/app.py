@@ -71,11 +71,13 @@ class PmuxWidget(ExtensionApp):
         terminals.start()
 
     def initialize_handlers(self) -> None:
-        from .handlers import routes
-        from .new_session import NewSessionHandler
+        from .handlers import TEST_ROUTES, routes
+        from .new_session import ForgetScreenHandler, NewSessionHandler
 
         self.handlers.extend(routes())
         self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
+        if os.environ.get(TEST_ROUTES) == "1":
+            self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))
 
     async def stop_extension(self) -> None:
         terminals: Terminals | None = getattr(self, "terminals", None)

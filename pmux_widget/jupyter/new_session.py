@@ -22,7 +22,7 @@ from pmux_widget.system.launch import LaunchError, check_request, claude_command
 from .handlers import AUTH_RESOURCE, MAX_ACTION_BYTES, _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
 
-__all__ = ["NewSessionHandler"]
+__all__ = ["ForgetScreenHandler", "NewSessionHandler"]
 
 
 class NewSessionHandler(_Base):
@@ -71,3 +71,17 @@ class NewSessionHandler(_Base):
         self.set_status(201)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(answer))
+
+
+class ForgetScreenHandler(_Base):
+    """Tests only (``PMUX_WIDGET_TEST_ROUTES=1``): ``?terminal=N`` forgets that terminal's
+    screen, as if its output had been cut, so the next action must get a repaint."""
+
+    @web.authenticated
+    @authorized("execute")  # type: ignore[untyped-decorator]
+    async def post(self) -> None:
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        name = self.get_query_argument("terminal", "")
+        found = await self.service.run(lambda: terminals.forget_screen(name))
+        self.set_status(202 if found else 404)
+        self.finish("{}")

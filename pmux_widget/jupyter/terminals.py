@@ -261,10 +261,24 @@ class Terminals:
             assert self.loop is not None
             self.loop.call_later(0.15, lambda: ptyproc.setwinsize(rows, cols))
 
+        self.log.info(
+            "pmux-widget | terminal %s: asked for a repaint (%s)",
+            terminal.name,
+            terminal.screen.why,
+        )
         try:
             self._on_loop(go)
         except (OSError, concurrent.futures.TimeoutError) as exc:
             self.log.info("pmux-widget | no redraw of terminal %s: %s", terminal.name, exc)
+
+    def forget_screen(self, name: str) -> bool:
+        """Tests only: as if the terminal's output had been cut (the screen is not trusted
+        until a repaint)."""
+        terminal = self._attached.get(name)
+        if terminal is None:
+            return False
+        terminal.screen.trusted, terminal.screen.why = False, "a test cut its output"
+        return True
 
     def create(self, cwd: str, command: str | None = None) -> str:
         """A new terminal in ``cwd`` (as ``POST /api/terminals`` makes one), ``command``

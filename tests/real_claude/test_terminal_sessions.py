@@ -274,3 +274,22 @@ def test_a_plain_shell_in_a_terminal_never_receives_keys(lab_claude: LabClaude) 
         act(lc.kernel_hub, sid, "send", text="rm -rf /")
     time.sleep(0.3)  # a typed key would echo at once
     assert lc.term.settled() == before
+
+
+def test_a_screen_not_followed_from_its_start_is_repainted_without_typing(
+    lab_claude: LabClaude,
+) -> None:
+    """A terminal whose output was cut (attached late, or faster than the emulator): the
+    action gets a full repaint by a resize (no key typed), then answers the dialog."""
+    lc = lab_claude
+    sid = lc.at_dialog()
+    answer = lc.server.post(f"pmux/api/test/forget-screen?terminal={lc.term.name}", {})
+    assert answer.status_code == 202
+    markers = lc.markers()
+    code, body = lc.action(sid, "approve")
+    assert code == 202, body
+    lc.wait_state(sid, "review")
+    assert len(lc.markers()) == len(markers) + 1
+    assert f"terminal {lc.term.name}: asked for a repaint (a test cut its output)" in (
+        lc.server.log_file.read_text()
+    )
