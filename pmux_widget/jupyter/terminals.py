@@ -75,7 +75,11 @@ class _Tap:
 
     def on_pty_died(self) -> None:
         self.screen.close()
-        self.owner._poll()
+        # terminado is iterating over the clients: the poll (which removes this tap) must
+        # come after, or another client (the browser's socket) would miss the news
+        loop = self.owner.loop
+        if loop is not None:
+            loop.add_callback(self.owner._poll)
 
 
 class Terminal:
