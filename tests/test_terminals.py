@@ -279,6 +279,9 @@ def test_new_session_route_checks_its_body_and_says_when_terminals_are_off(
         assert answer.status_code == 409, answer.text
         assert "terminals_enabled" in answer.json()["error"]
         assert lab.get("api/terminals").status_code == 404  # and none was made
+        told = lab.get("pmux/api/terminals").json()
+        assert told["available"] is False and "terminals_enabled" in told["reason"]
+        assert told["terminals"] == []
         # no credentials: 403 (it types into a terminal it opens)
         assert requests.post(lab.url(route), json={}, timeout=15).status_code == 403
     finally:
@@ -309,6 +312,8 @@ def test_new_session_route_opens_a_terminal_or_a_tmux_window(tmp_path: Path) -> 
         assert answer.status_code == 201, answer.text
         name = answer.json()["terminal"]
         assert name in [t["name"] for t in lab.get("api/terminals").json()]
+        told = lab.get("pmux/api/terminals").json()
+        assert told == {"available": True, "reason": None, "terminals": [name]}
         shell: int = wait_until(
             lambda: _published(lab).get(name, 0), 20, what="the terminal published"
         )
@@ -321,13 +326,17 @@ def test_new_session_route_opens_a_terminal_or_a_tmux_window(tmp_path: Path) -> 
         assert answer.status_code == 201, answer.text
         pane = answer.json()["tmux"]
         assert pane.startswith("%")
-        listed = subprocess.run(
-            ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_current_path}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        assert f"{pane} {tmp_path}" in listed
+
+        def panes() -> str:
+            return subprocess.run(
+                ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_current_path}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+
+        # (tmux learns a new pane's folder once its process runs)
+        wait_until(lambda: f"{pane} {tmp_path}" in panes(), 20, what=lambda: panes())
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
         lab.stop()

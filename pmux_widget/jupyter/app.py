@@ -72,10 +72,11 @@ class PmuxWidget(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         from .handlers import TEST_ROUTES, routes
-        from .new_session import ForgetScreenHandler, NewSessionHandler
+        from .new_session import ForgetScreenHandler, NewSessionHandler, TerminalsHandler
 
         self.handlers.extend(routes())
         self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
+        self.handlers.append((r"pmux/api/terminals", TerminalsHandler))
         if os.environ.get(TEST_ROUTES) == "1":
             self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))
 

@@ -22,7 +22,7 @@ from pmux_widget.system.launch import LaunchError, check_request, claude_command
 from .handlers import AUTH_RESOURCE, MAX_ACTION_BYTES, _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
 
-__all__ = ["ForgetScreenHandler", "NewSessionHandler"]
+__all__ = ["ForgetScreenHandler", "NewSessionHandler", "TerminalsHandler"]
 
 
 class NewSessionHandler(_Base):
@@ -71,6 +71,28 @@ class NewSessionHandler(_Base):
         self.set_status(201)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(answer))
+
+
+class TerminalsHandler(_Base):
+    """``GET pmux/api/terminals``: whether sessions can be started and answered in this
+    server's terminals, and which terminals it has: ``{"available": bool, "reason": str |
+    null, "terminals": ["1", ...]}`` (the panel says why when they cannot)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        reason = terminals.unavailable()
+        self.set_header("Content-Type", "application/json")
+        self.finish(
+            json.dumps(
+                {
+                    "available": reason is None,
+                    "reason": reason,
+                    "terminals": sorted(terminals.names()),
+                }
+            )
+        )
 
 
 class ForgetScreenHandler(_Base):

@@ -268,8 +268,8 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
         if found is not None:
             raise _InAnotherProcess(*found)
     raise ActionError(
-        f"{session.name} runs neither in tmux nor in a JupyterLab terminal: actions type "
-        "into the session's tmux pane or terminal, and none holds its Claude process"
+        f"{session.name} does not run in tmux nor in a JupyterLab terminal: actions type into "
+        "the session's tmux pane or terminal, and none holds its Claude process"
     )
 
 
