@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -176,6 +177,19 @@ def test_a_session_in_a_terminal_is_mapped_followed_and_approved(lab_claude: Lab
     )
     rows = {s["session_id"]: s for s in json.loads(status.stdout)["sessions"]}
     assert rows[sid]["terminal"] == {"name": lc.term.name}
+    # ... and without any hub (status reads the files: the same home, no runtime files)
+    alone = lc.server.tmp / "pmux-no-hubs"
+    shutil.copytree(lc.server.pmux.root, alone, ignore=shutil.ignore_patterns("runtime"))
+    status = subprocess.run(
+        [sys.executable, "-m", "pmux_widget", "status", "--json"],
+        env={**lc.server.env, "PMUX_WIDGET_HOME": str(alone)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    rows = {s["session_id"]: s for s in json.loads(status.stdout)["sessions"]}
+    assert rows[sid]["terminal"] == {"name": lc.term.name}, rows
 
     before = lc.markers()
     lc.prompt("run the command")

@@ -10,6 +10,7 @@ terminal's shell runs in that terminal. The /proc walks run on the probe worker 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 import watchfiles
@@ -23,7 +24,7 @@ from pmux_widget.system.home import PmuxHome
 from ..protocols import HubView
 from .runner import WATCH_OPTIONS, Runner
 
-__all__ = ["TerminalFinder", "match"]
+__all__ = ["TerminalFinder", "in_terminal_signals", "match"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,26 @@ def match(pids: list[tuple[str, int]], home: PmuxHome) -> dict[str, str | None]:
         hit = jupyter_terminals.find_terminal(pid, servers) if servers else None
         found[session_id] = hit[1] if hit is not None else None
     return found
+
+
+def in_terminal_signals(
+    pids: list[tuple[str, int]], home: PmuxHome, fleet: Mapping[str, Session]
+) -> list[InTerminal]:
+    """The InTerminal signals that bring ``fleet``'s sessions in line with the terminals
+    (blocking: a worker thread, or ``status`` without a hub)."""
+    found = match(pids, home) if pids else {}
+    signals = []
+    for session_id, pid in pids:
+        current = fleet.get(session_id)
+        if current is None or current.pid != pid:
+            continue
+        name = found.get(session_id)
+        location = TerminalLocation(name) if name is not None else None
+        if current.terminal != location:
+            signals.append(
+                InTerminal(at=now_ms(), session_id=session_id, pid=pid, terminal=location)
+            )
+    return signals
 
 
 class TerminalFinder:
