@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websocket
 
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.claude.screen import parse_screen
@@ -307,3 +308,46 @@ def test_a_screen_not_followed_from_its_start_is_repainted_without_typing(
     assert f"terminal {lc.term.name}: asked for a repaint (a test cut its output)" in (
         lc.server.log_file.read_text()
     )
+
+
+def _rows(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    if frame.get("type") == "traits":
+        snapshot = frame["traits"].get("snapshot") or {}
+        return list((snapshot.get("sessions") or {}).values())
+    content = frame.get("content") or {}
+    return list(content.get("upsert") or []) if content.get("type") == "patch" else []
+
+
+def test_the_panels_approve_answers_the_dialog_in_the_terminal(lab_claude: LabClaude) -> None:
+    """The side panel's click (the server's stream: the widget's own messages) reaches the
+    terminal through the same checks; its row names the terminal."""
+    lc = lab_claude
+    sid = lc.at_dialog()
+    ws = websocket.create_connection(
+        lc.server.url("pmux/api/stream", "ws"),
+        header=[f"{k}: {v}" for k, v in lc.server.headers().items()],
+        timeout=15,
+    )
+    try:
+        row: dict[str, Any] = {}
+        deadline = time.monotonic() + 30
+        while not (row.get("state") == "needs-input" and row.get("dialog_token")):
+            assert time.monotonic() < deadline, f"no needs-input row for {sid[:8]}: {row}"
+            for found in _rows(json.loads(ws.recv())):
+                if found["session_id"] == sid:
+                    row = found
+        assert row["terminal"] == {"name": lc.term.name}
+        assert row["name"].endswith(f"(terminal {lc.term.name})")
+        markers = lc.markers()
+        click = {"type": "action", "session_id": sid, "action": "approve"}
+        ws.send(json.dumps({"type": "msg", "content": {**click, "token": row["dialog_token"]}}))
+        while True:
+            frame = json.loads(ws.recv())
+            content = frame.get("content") or {}
+            if content.get("type") == "action_result":
+                assert content["ok"] is True, content
+                break
+    finally:
+        ws.close()
+    lc.wait_state(sid, "review")
+    assert len(lc.markers()) == len(markers) + 1
