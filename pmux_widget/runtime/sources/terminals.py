@@ -3,17 +3,17 @@
 Jupyter servers with the pmux-widget extension publish their terminals' shells in
 ``$PMUX_WIDGET_HOME/terminals/`` (``system.jupyter_terminals``). A session is matched when its
 Claude process first shows (listener: at once, not at the next poll) and again whenever a
-server's file changes (a terminal opened or closed): a process whose ancestors include a
-terminal's shell runs in that terminal. The /proc walks run on the probe worker thread.
+server's file changes (a terminal opened or closed; looked at every second): a process whose
+ancestors include a terminal's shell runs in that terminal. The /proc walks run on the probe
+worker thread.
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
-
-import watchfiles
 
 from pmux_widget.core.model import Change, Session, TerminalLocation
 from pmux_widget.core.signals import InTerminal
@@ -22,13 +22,13 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from ..protocols import HubView
-from .runner import WATCH_OPTIONS, Runner
+from .runner import Runner
 
 __all__ = ["TerminalFinder", "in_terminal_signals", "match"]
 
-log = logging.getLogger(__name__)
-
-DIR_RETRY_S = 2.0
+#: How often the published terminals are looked at (a terminal's opening or closing reaches
+#: every hub within this long; the server's own hub too).
+POLL_S = 1.0
 
 
 def match(pids: list[tuple[str, int]], home: PmuxHome) -> dict[str, str | None]:
@@ -114,19 +114,29 @@ class TerminalFinder:
                 )
 
     async def watch(self) -> None:
-        """Re-match everything whenever a server's terminals change."""
+        """Re-match everything whenever a server's terminals change: the directory is looked
+        at every POLL_S (a scandir of a few tiny files; a file watcher would wake the hub's
+        thread ten times a second for what changes when a person opens a terminal)."""
         runner = self.runner
+        seen: tuple[tuple[str, int, int], ...] | None = None
         while not runner.stopped:
-            if not self.directory.is_dir():
-                await runner.sleep(DIR_RETRY_S)
-                continue
-            await self.check()
-            runner.spawn(runner.after_watch_start(self.check))
-            try:
-                async for _ in watchfiles.awatch(
-                    self.directory, stop_event=runner.stop_event, recursive=False, **WATCH_OPTIONS
-                ):
+            stamp = _signature(self.directory)
+            if stamp != seen:
+                seen = stamp
+                if stamp:
                     await self.check()
-            except (FileNotFoundError, RuntimeError, OSError) as exc:
-                log.debug("terminals watcher restarting: %s", exc)
-                await runner.sleep(1.0)
+            await runner.sleep(POLL_S)
+
+
+def _signature(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each file's name, inode and mtime (an atomic replace is a new inode)."""
+    found = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    info = entry.stat()
+                    found.append((entry.name, info.st_ino, info.st_mtime_ns))
+    except OSError:
+        return ()
+    return tuple(sorted(found))
