@@ -12,6 +12,7 @@ import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -346,8 +347,67 @@ def test_the_agents_tutorial_is_a_valid_notebook_that_starts_sessions() -> None:
     import nbformat
 
     path = Path(__file__).parent.parent / "notebooks" / "agents.ipynb"
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     nbformat.validate(notebook)
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     assert "pmux_widget.new_session(" in code and "session.ask(" in code
     # its flow, with the real CLI: tests/real_claude/test_terminal_new_session.py
+
+
+# ------------------------------------------------- a session's terminal, kept current on close
+
+#: A stand-in for Claude Code (the real CLI: tests/real_claude/test_terminal_sessions.py): a
+#: script named ``claude`` (the hub knows Claude's process by that name, above the hooks it
+#: fires), firing SessionStart through the installed hook command, then waiting.
+FAKE_CLAUDE = """#!/bin/sh
+printf '{"session_id":"%s","hook_event_name":"SessionStart","source":"startup","cwd":"%s"}\\n' \\
+  "$2" "$PWD" | sh -c "$(cat "$1")"
+echo "fake claude $2 ready"
+exec sleep 600
+"""
+
+
+def test_a_sessions_terminal_is_set_at_once_and_cleared_when_it_closes(tmp_path: Path) -> None:
+    from pmux_widget.runtime.assemble import make_hub
+
+    from .jupyter_ext import Hooks
+
+    lab = LabServer(tmp_path).start()
+    hooks = Hooks(lab)
+    kernel_hub = make_hub(home=lab.pmux.root, claude_home=lab.claude).start()
+    try:
+        command = tmp_path / "session-start.cmd"
+        command.write_text(hooks.commands["SessionStart"])
+        script = tmp_path / "bin" / "claude"
+        script.parent.mkdir()
+        script.write_text(FAKE_CLAUDE)
+        script.chmod(0o755)
+        term = LabTerminal(lab)
+        sid = "5e55a0b1-0000-4000-8000-00000000f00d"
+        term.type(f"PMUX_WIDGET_HOME={lab.pmux.root} {script} {command} {sid}\r")
+        term.wait_for(f"fake claude {sid} ready", 20)
+
+        def shown(where: str) -> Any:
+            if where == "server":
+                rows = lab.get("pmux/api/sessions?ended=1").json()["sessions"]
+                return next((r["terminal"] for r in rows if r["session_id"] == sid), "none")
+            session = kernel_hub.fleet.get(sid)
+            return session.to_json()["terminal"] if session is not None else "none"
+
+        def everywhere(value: Any) -> bool:
+            return all(shown(where) == value for where in ("server", "kernel"))
+
+        wait_until(
+            lambda: everywhere({"name": term.name}),
+            20,
+            what=lambda: f"the terminal in both hubs: {shown('server')}, {shown('kernel')}",
+        )
+        term.close()  # the terminal goes, and its processes with it
+        wait_until(
+            lambda: everywhere(None),
+            20,
+            what=lambda: f"the terminal cleared in both: {shown('server')}, {shown('kernel')}",
+        )
+    finally:
+        kernel_hub.stop()
+        lab.stop()
