@@ -25,10 +25,25 @@ $(STAMP): pyproject.toml
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-install: $(STAMP) node_modules/.package-lock.json
+# The labextension's own node_modules (@jupyterlab/*, the builder), from its own lock.
+js/lab/node_modules/.package-lock.json: js/lab/package.json js/lab/package-lock.json
+	npm ci --prefix js/lab --no-audit --no-fund --loglevel=error
 
-js: node_modules/.package-lock.json
+install: $(STAMP) node_modules/.package-lock.json js/lab/node_modules/.package-lock.json
+
+# Both front-ends (the anywidget ESM, the prebuilt labextension). An editable install has no
+# copy of the wheel's shared-data that follows rebuilds: the venv's labextension is a link to
+# this checkout's build, and the server extension's conf.d snippet is put in place (what
+# `pip install` of the wheel does).
+LABEXT_DIR  := $(VENV)/share/jupyter/labextensions
+SERVER_CONF := $(VENV)/etc/jupyter/jupyter_server_config.d
+
+js: node_modules/.package-lock.json js/lab/node_modules/.package-lock.json
 	npm run --silent build
+	mkdir -p $(LABEXT_DIR) $(SERVER_CONF)
+	rm -rf $(LABEXT_DIR)/pmux-widget
+	ln -s $(CURDIR)/pmux_widget/labextension $(LABEXT_DIR)/pmux-widget
+	cp jupyter-config/server-config/pmux_widget.json $(SERVER_CONF)/pmux_widget.json
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pmux_widget tests benchmarks devtools
@@ -55,4 +70,5 @@ stress: install js
 		$(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules pmux_widget/static .demo .pytest_cache .ruff_cache
+	rm -rf $(VENV) node_modules js/lab/node_modules js/lab/lib pmux_widget/static pmux_widget/labextension \
+		.demo .pytest_cache .ruff_cache

@@ -33,6 +33,7 @@ MODULES = [
     ("hooks", "benchmarks.bench_hooks"),
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
+    ("jupyter", "benchmarks.bench_jupyter"),
     ("timeline", "benchmarks.bench_timeline"),
     ("fleet", "benchmarks.bench_fleet"),
     ("actions", "benchmarks.bench_actions"),

@@ -1,10 +1,15 @@
-// Builds the anywidget front-end into pmux_widget/static/:
-//   widget.js   from js/src/widget.ts  (the Python side sets `_esm` to it)
-//   widget.css  from the CSS that widget.ts imports (`_css`); esbuild writes it next to the JS
+// Builds both front-ends:
+//   pmux_widget/static/widget.js   the anywidget ESM, from js/src/widget.ts (`_esm`)
+//   pmux_widget/static/widget.css  the CSS that widget.ts imports (`_css`)
+//   pmux_widget/labextension/      the prebuilt JupyterLab extension, from js/lab (its own
+//                                  package.json and node_modules: @jupyterlab/* stay out of
+//                                  the widget's bundle and out of the root node_modules)
 // `--dev` builds for development (unminified, with a sourcemap); `--watch` is `--dev` that
-// rebuilds on every change (with ANYWIDGET_HMR=1 the open widgets reload: docs/development.md).
+// rebuilds the widget on every change (with ANYWIDGET_HMR=1 the open widgets reload:
+// docs/development.md); `--widget-only` skips the labextension.
 import * as esbuild from "esbuild";
-import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -12,6 +17,7 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const outdir = path.join(root, "pmux_widget/static");
 const watch = process.argv.includes("--watch");
 const dev = watch || process.argv.includes("--dev");
+const widgetOnly = watch || process.argv.includes("--widget-only");
 const options = {
   entryPoints: { widget: path.join(root, "js/src/widget.ts") },
   outdir,
@@ -37,4 +43,40 @@ if (watch) {
       process.exit(1);
     }
   }
+  if (!widgetOnly) buildLab();
+}
+
+function run(command, args, cwd) {
+  const result = spawnSync(command, args, { cwd, stdio: "inherit" });
+  if (result.error || result.status !== 0) {
+    console.error(`build: ${command} ${args.join(" ")} failed${result.error ? `: ${result.error.message}` : ""}`);
+    process.exit(1);
+  }
+}
+
+/** The labextension: its node_modules from its own lock (npm ci, only when the lock is newer
+ * than the install), tsc, then the extension template's builder (pip `jupyter-builder`
+ * driving npm `@jupyter/builder`, Rspack). */
+function buildLab() {
+  const lab = path.join(root, "js/lab");
+  const installed = path.join(lab, "node_modules/.package-lock.json");
+  const lock = path.join(lab, "package-lock.json");
+  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
+    run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], lab);
+  }
+  run(process.execPath, [path.join(lab, "node_modules/typescript/bin/tsc"), "-p", lab], lab);
+  run(jupyterBuilder(), dev ? ["build", "--development", "True", lab] : ["build", lab], lab);
+  for (const file of ["package.json", "static/style.js"]) {
+    if (!existsSync(path.join(root, "pmux_widget/labextension", file))) {
+      console.error(`build: labextension/${file} was not written`);
+      process.exit(1);
+    }
+  }
+}
+
+/** pip's `jupyter-builder`: the project's venv, else the one on PATH (a wheel build's
+ * isolated environment has it from build-system.requires). */
+function jupyterBuilder() {
+  const venv = path.join(root, process.env.VENV ?? ".venv", "bin/jupyter-builder");
+  return existsSync(venv) ? venv : "jupyter-builder";
 }

@@ -298,14 +298,15 @@ def _fleet_widget(url: str, creds: str | None) -> Any:
 
 
 def sidebar(title: str = "Claude sessions") -> None:
-    """Dock the status widget in JupyterLab's right sidebar (sidecar).
+    """Show the sessions beside the notebook, with a one-line note left in the cell.
 
-    The cell keeps a one-line stand-in. Front-ends that cannot dock a sidecar (Notebook 7)
-    show the whole widget in the cell instead, with a note saying so. JupyterLab's sidebar is
-    widened to :data:`SIDEBAR_WIDTH` px if it is narrower (it opens at 250 px).
+    Where the page runs pmux-widget's JupyterLab extension (the package installed in the
+    Jupyter server's environment: JupyterLab or Notebook 7), this opens its side panel.
+    Elsewhere in JupyterLab the widget docks in the right sidebar (sidecar); front-ends that can
+    do neither show the whole widget in the cell, with a note saying so. Only the page knows
+    what it has: the cell's widget asks it, and answers the kernel.
     """
     from IPython.display import display
-    from sidecar import Sidecar
 
     from pmux_widget.widget import StatusWidget
 
@@ -313,49 +314,32 @@ def sidebar(title: str = "Claude sessions") -> None:
     with _lock:
         if _sidecar is not None:
             _sidecar.close()
+            _sidecar = None
         if _stub is not None:  # the last call's stand-in: it would listen to the hub forever
             _stub.close()
-        _sidecar = Sidecar(title=title, anchor="right")
-        _stub = StatusWidget(hub(), mode="sidebar-stub")
-        _stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
-    with _sidecar:
+        stub = _stub = StatusWidget(hub(), mode="sidebar-stub")
+        stub.sidebar_note = "Docked in JupyterLab's right sidebar →"
+    stub.on_msg(lambda widget, content, buffers: _on_sidebar_answer(title, widget, content))
+    display(stub)
+
+
+def _on_sidebar_answer(title: str, widget: Any, content: Any) -> None:
+    """The page of sidebar()'s stand-in answered: it has no extension panel, so a sidecar
+    docks the widget (once: a reloaded page asks again)."""
+    if not isinstance(content, dict) or content.get("type") != "sidebar":
+        return
+    if content.get("where") != "sidecar":
+        return
+    from IPython.display import display
+    from sidecar import Sidecar
+
+    global _sidecar
+    with _lock:
+        if widget is not _stub or _sidecar is not None:
+            return
+        _sidecar = docked = Sidecar(title=title, anchor="right")
+    with docked:
         display(status_widget())
-    display(_stub)
-    display({"application/javascript": _WIDEN_SIDEBAR % SIDEBAR_WIDTH}, raw=True)
-
-
-#: How wide :func:`sidebar` makes JupyterLab's right sidebar (px) when it is narrower: the
-#: width at which a row's name, state and time read on one line.
-SIDEBAR_WIDTH = 320
-# JupyterLab opens the right sidebar at its 250 px minimum, and neither CSS (min-width counts
-# only after a relayout) nor the Sidecar's layout change that. The shell's split panel moves
-# its handle on pointer events, so this drags the handle between the main area and the sidebar
-# once the sidecar is shown, as a user would; a sidebar already wide enough is left alone.
-# Front-ends that do not run JavaScript outputs simply ignore it.
-_WIDEN_SIDEBAR = """(() => {
-  const want = %d;
-  let tries = 0;
-  const timer = setInterval(() => {
-    const right = document.getElementById("jp-right-stack");
-    const split = document.getElementById("jp-main-split-panel");
-    if (!right || !split || ++tries > 100) return clearInterval(timer);
-    const width = right.getBoundingClientRect().width;
-    if (right.classList.contains("lm-mod-hidden") || width === 0) return;
-    clearInterval(timer);
-    if (width >= want) return;
-    const handles = [...split.children].filter((node) =>
-      node.classList.contains("lm-SplitPanel-handle") && !node.classList.contains("lm-mod-hidden"));
-    const handle = handles[handles.length - 1];
-    if (!handle) return;
-    const box = handle.getBoundingClientRect();
-    const x = box.left + box.width / 2, y = box.top + box.height / 2, to = x - (want - width);
-    const at = (clientX) => ({bubbles: true, cancelable: true, clientX, clientY: y, button: 0,
-      buttons: 1, pointerId: 1, pointerType: "mouse", isPrimary: true});
-    handle.dispatchEvent(new PointerEvent("pointerdown", at(x)));
-    document.dispatchEvent(new PointerEvent("pointermove", at(to)));
-    document.dispatchEvent(new PointerEvent("pointerup", at(to)));
-  }, 100);
-})();"""
 
 
 def timeline(session_id: str | None = None, since: Any = None) -> pandas.DataFrame:

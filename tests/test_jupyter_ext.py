@@ -6,6 +6,7 @@ websocket over real sockets (``tests/jupyter_ext.py``).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -139,6 +140,17 @@ def test_hooks_reach_the_sessions_route_and_the_stream(server: LabServer) -> Non
         # The page's messages reach the same handlers as the widget's: dismiss → patch (idle)
         ws.send(json.dumps({"type": "msg", "content": {"type": "dismiss", "session_id": SID}}))
         view.until(ws, lambda v: v.state(SID) == "idle", "the dismissed row")
+        # Anything else is ignored, and the stream goes on.
+        junk = [
+            "not json",
+            "[1]",
+            '{"type": "msg", "content": 7}',
+            '{"type": "traits", "traits": {"snapshot": {}, "env": 1}}',
+            '{"type": "msg", "content": {"type": "action", "session_id": 5}}',
+        ]
+        ws.send_binary(b"\xff\xfe")
+        for frame in junk:
+            ws.send(frame)
         # ... and an action on an unknown session answers this page with the reason.
         act = {"type": "action", "session_id": "gone", "action": "approve", "token": None}
         ws.send(json.dumps({"type": "msg", "content": act}))
@@ -163,16 +175,43 @@ def test_hooks_reach_the_sessions_route_and_the_stream(server: LabServer) -> Non
         second_page.close()
 
 
+def doctor(server: LabServer) -> str:
+    """``pmux-widget doctor`` in the server's environment (its config and runtime dirs)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pmux_widget", "doctor"],
+        env=server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return result.stdout
+
+
 def test_the_hub_is_registered_and_goes_with_a_clean_stop(tmp_path: Path) -> None:
     server = LabServer(tmp_path).start()
     try:
         [info] = wait_until(server.server_hubs, what="the server hub's runtime file")
         assert info["port"] > 0 and info["hub_id"].startswith(f"{server.pid}-")
         pid = server.pid
+        said = doctor(server)
+        assert "OK   jupyter server extension: pmux_widget.jupyter enabled" in said, said
+        assert f"OK   jupyter server: {server.url()} (pid {pid}) runs a hub" in said, said
+        ws = stream(server)
+        seq = json.loads(ws.recv())["traits"]["snapshot"]["seq"]
+        ws.close()
     finally:
         assert server.stop() == 0, server.log()
     assert not [i for i in server.runtime_files() if i.get("pid") == pid]
     assert "Traceback" not in server.log(), server.log()
+
+    # A page that reconnects to the restarted server still sees seq grow.
+    again = LabServer(tmp_path).start()
+    try:
+        ws = stream(again)
+        assert json.loads(ws.recv())["traits"]["snapshot"]["seq"] > seq
+        ws.close()
+    finally:
+        again.stop()
 
 
 def test_a_kernel_hub_and_the_server_hub_store_the_history_once(server: LabServer) -> None:
@@ -205,23 +244,70 @@ def test_a_kernel_hub_and_the_server_hub_store_the_history_once(server: LabServe
 
 
 @pytest.mark.parametrize(
-    ("env", "args"),
-    [({"PMUX_WIDGET_SERVER_HUB": "0"}, ()), ({}, ("--PmuxWidget.hub=False",))],
-    ids=["env", "config"],
+    ("env", "args", "config"),
+    [
+        ({"PMUX_WIDGET_SERVER_HUB": "0"}, (), None),
+        ({}, (), "c.PmuxWidget.hub = False\n"),
+        ({}, ("--PmuxWidget.hub=False",), None),
+    ],
+    ids=["env", "config-file", "command-line"],
 )
-def test_turned_off_the_server_runs_no_hub(tmp_path: Path, env: dict[str, str], args: Any) -> None:
-    server = LabServer(tmp_path, env=env, args=args).start(hub=False)
+def test_turned_off_the_server_runs_no_hub(
+    tmp_path: Path, env: dict[str, str], args: Any, config: str | None
+) -> None:
+    server = LabServer(tmp_path, env=env, args=args)
+    if config is not None:
+        (server.config_dir / "jupyter_server_config.py").write_text(config)
+    server.start(hub=False)
     try:
         answer = server.get("pmux/api/sessions")
         assert answer.status_code == 503
         assert "runs no pmux-widget hub" in answer.json()["error"]
         assert server.runtime_files() == []
         assert "pmux-widget | the server's hub is off" in server.log()
+        said = doctor(server)
+        assert f"note jupyter server: {server.url()} (pid {server.pid}) runs no pmux" in said
     finally:
         server.stop()
 
 
-def test_every_route_needs_jupyter_credentials(server: LabServer) -> None:
+def test_a_hub_that_cannot_start_leaves_jupyter_running(tmp_path: Path) -> None:
+    """PMUX_WIDGET_HOME is a file: the hub fails, the server runs, the routes say why."""
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("")
+    server = LabServer(tmp_path, env={"PMUX_WIDGET_HOME": str(blocked)})
+    server.start(hub=False)
+    try:
+        # (a Response is falsy when not ok: wait for the answer in a list)
+        [answer] = wait_until(
+            lambda: [a for a in [server.get("pmux/api/sessions")] if a.status_code != 200],
+            what="the route's answer",
+        )
+        assert answer.status_code == 503
+        assert "the pmux-widget hub failed to start" in answer.json()["error"]
+        assert server.get("api/status").status_code == 200
+        assert (
+            server.post("pmux/api/actions", {"action": "x", "session_id": "y"}).status_code == 503
+        )
+    finally:
+        server.stop()
+
+
+def test_every_route_needs_jupyter_credentials(tmp_path: Path) -> None:
+    # As the extension template's check_auth: no handler of ours lacks an auth decorator.
+    args = ("--ServerApp.allow_unauthenticated_access=False",)
+    server = LabServer(tmp_path, args=args).start()
+    try:
+        check_credentials(server)
+    finally:
+        server.stop()
+    # (jupyter_lsp's and the terminals' websockets are listed there; ours never)
+    listed = [line for line in server.log().splitlines() if line.startswith("- ")]
+    assert "without @allow_unauthenticated" not in server.log() or listed, server.log()
+    assert not [line for line in listed if "pmux" in line], listed
+
+
+def check_credentials(server: LabServer) -> None:
     none: dict[str, str] = {}
     assert server.get("pmux/api/sessions", headers=none).status_code == 403
     assert server.post("pmux/api/actions", {"action": "x"}, headers=none).status_code == 403
@@ -278,6 +364,13 @@ def test_under_a_jupyterhub_base_url(tmp_path: Path) -> None:
         wait_until(lambda: state_of(server, SID) == "idle", what="the session")
         ws = stream(server)
         assert SID in json.loads(ws.recv())["traits"]["snapshot"]["sessions"]
+        ws.close()
+        # a browser logged in under /user/alice/: its cookie's path is the base URL
+        browser = server.cookie_session()
+        assert browser.get(server.url("pmux/api/sessions"), timeout=15).status_code == 200
+        cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+        ws = stream(server, header=[f"Cookie: {cookie}"], origin=f"http://127.0.0.1:{server.port}")
+        assert json.loads(ws.recv())["type"] == "traits"
         ws.close()
         outside = requests.get(
             f"http://127.0.0.1:{server.port}/pmux/api/sessions",
@@ -339,3 +432,26 @@ def test_the_wheel_enables_the_extension_on_install(tmp_path: Path) -> None:
         enabled = json.loads(archive.read(config))
         assert "pmux_widget/jupyter/__init__.py" in names
     assert enabled == {"ServerApp": {"jpserver_extensions": {"pmux_widget.jupyter": True}}}
+
+
+def test_the_usage_curl_examples_work(server: LabServer) -> None:
+    """docs/usage.md's curl lines, against this server (its URL, token and a session)."""
+    Hooks(server).fire("SessionStart", SID, source="startup")
+    wait_until(lambda: state_of(server, SID) == "idle", what="the session")
+    usage = (Path(__file__).parents[1] / "docs" / "usage.md").read_text()
+    section = usage.split("## In the Jupyter server", 1)[1]
+    script = re.search(r"```bash\n(.*?)```", section, flags=re.S)
+    assert script is not None
+    lines = script.group(1).replace("http://127.0.0.1:8888/", server.url()).replace("5f0c…", SID)
+    out = subprocess.run(
+        ["bash", "-c", lines.replace("curl ", "curl -sS ") + "\n"],
+        env={**server.env, "JUPYTER_TOKEN": TOKEN},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    listed, refused = out.stdout.split("}{", 1)
+    assert SID in listed + "}"
+    # idle: nothing to interrupt, so the route refuses it with the reason (409)
+    assert "error" in json.loads("{" + refused)

@@ -73,7 +73,7 @@ export class Link {
         break;
       case "notify":
         if (msg.notification) {
-          notifier.show(msg.notification, this.model.get("desktop_notifications") === true);
+          notifier.show(msg.notification, this.model.get("desktop_notifications") === true, this.model);
         }
         break;
       case "install_result":

@@ -40,9 +40,27 @@ export class Notifier {
   /** `state:at` of the last one shown per session, so a second widget's copy is not re-shown. */
   private readonly lastShown = new Map<string, string>();
 
-  /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching. */
-  show(n: NotificationPayload, enabled: boolean): Notification | null {
+  /** The page's owner of notifications (the JupyterLab panel, when its extension is loaded):
+   * while one is set, only what its own model hears is shown, and only if it allows. The
+   * cells' widgets over a kernel's hub then stay quiet: their hub stamps the same transition
+   * on its own clock, so de-duplication by `state:at` alone would show it twice. */
+  private owner: object | null = null;
+  private ownerAllows = true;
+
+  claim(owner: object, allows: boolean): void {
+    this.owner = owner;
+    this.ownerAllows = allows;
+  }
+
+  release(owner: object): void {
+    if (this.owner === owner) this.owner = null;
+  }
+
+  /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching.
+   * `source` is the model that heard it (see claim). */
+  show(n: NotificationPayload, enabled: boolean, source?: object): Notification | null {
     if (!enabled) return null;
+    if (this.owner && (source !== this.owner || !this.ownerAllows)) return null;
     const N = api();
     if (!N || N.permission !== "granted" || pageIsWatched()) return null;
     const sid = n.session_id;

@@ -5,6 +5,7 @@
 // loads it through `_css`.
 import "./widget.css";
 import type { Initialize, Render } from "@anywidget/types";
+import { labPanel } from "./lab-panel";
 import { Link, type Model } from "./link";
 import { WidgetView } from "./render/view";
 import type { WidgetTraits } from "./types";
@@ -19,6 +20,7 @@ export function createWidget(): Widget {
   return {
     initialize({ model }) {
       const current = (link = new Link(model as Model));
+      if (model.get("mode") === "sidebar-stub") dock(model as Model);
       return () => {
         current.dispose();
         if (link === current) link = null;
@@ -32,6 +34,14 @@ export function createWidget(): Widget {
       return () => view.destroy();
     },
   };
+}
+
+/** sidebar(): the extension's panel shows the sessions when this page has it; otherwise the
+ * kernel docks a sidecar (told by this answer, as only the page knows what it has). */
+function dock(model: Model): void {
+  const panel = labPanel();
+  panel?.open();
+  model.send({ type: "sidebar", where: panel ? "panel" : "sidecar" });
 }
 
 export default createWidget;

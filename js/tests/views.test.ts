@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
 import { makeRow, T0 } from "../testing/fixtures";
+import { setLabPanel } from "../src/lab-panel";
 import { initModel, q, renderView, rowEl, rowIds, type Mounted } from "./helpers";
 
 const cleanups: (() => unknown)[] = [];
@@ -151,33 +152,21 @@ describe("sidebar()'s stand-in (mode sidebar-stub)", () => {
     const root = q(v.el, ".pmux-root");
     expect(root.classList.contains("pmux-root--stub")).toBe(false);
     expect(rowIds(v.el)).toEqual(["a"]);
+    // no extension's panel on this page: the kernel is asked to dock a sidecar
+    expect(fake.sent).toEqual([{ type: "sidebar", where: "sidecar" }]);
   });
-});
 
-describe("the sidebar tab", () => {
-  it("shows the attention count on the docked widget's tab, also after Lumino rewrites it", async () => {
-    // JupyterLab's right area: a tab bar whose tab names the panel holding the widget.
-    const bar = document.body.appendChild(document.createElement("ul"));
-    bar.className = "lm-TabBar-content";
-    bar.innerHTML =
-      '<li class="lm-TabBar-tab" data-id="sidecar-1"><div class="lm-TabBar-tabLabel">Claude sessions</div></li>';
-    const right = document.body.appendChild(document.createElement("div"));
-    right.id = "jp-right-stack";
-    const panel = right.appendChild(document.createElement("div"));
-    panel.id = "sidecar-1";
-    cleanups.push(() => (bar.remove(), right.remove()));
-    const label = q(bar, ".lm-TabBar-tabLabel");
-
-    const fake = new FakeModel({ snapshot: snapshotOf([makeRow({ session_id: "a", state: "busy" })], 1) });
+  it("opens the extension's panel where the page has it, and shows only a note", async () => {
+    const opened: string[] = [];
+    setLabPanel({ open: () => opened.push("panel") });
+    cleanups.push(() => setLabPanel(undefined));
+    const fake = stubModel();
     await init(fake);
     const v = await view(fake);
-    panel.appendChild(v.el);
-    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "a", state: "needs-input" })] });
-    expect(label.textContent).toBe("1 · Claude sessions");
-    label.textContent = "Claude sessions"; // Lumino re-rendered the tab from its title
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(label.textContent).toBe("1 · Claude sessions");
-    fake.emitCustom({ type: "patch", seq: 3, upsert: [makeRow({ session_id: "a", state: "busy" })] });
-    expect(label.textContent).toBe("Claude sessions");
+    expect(opened).toEqual(["panel"]);
+    expect(fake.sent).toEqual([{ type: "sidebar", where: "panel" }]);
+    const root = q(v.el, ".pmux-root");
+    expect(root.classList.contains("pmux-root--stub")).toBe(true);
+    expect(q(root, ".pmux-note").textContent).toMatch(/side panel/);
   });
 });

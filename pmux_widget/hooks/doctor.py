@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import re
 import shutil
 import sqlite3
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.processes import pid_alive
 
 from .hubs import live_hubs
 from .install import hooks_status
@@ -103,6 +108,7 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
         else DoctorCheck("curl", False, "curl not found on PATH: install curl (apt install curl)")
     )
     checks.append(_hub_check(home, timeout))
+    checks.extend(_jupyter_checks(home))
     tmux = shutil.which("tmux")
     checks.append(
         DoctorCheck("tmux", True, tmux, optional=True)
@@ -215,3 +221,100 @@ def _hub_check(home: PmuxHome, timeout: float) -> DoctorCheck:
         f"or `pmux-widget serve`{waiting}",
         optional=True,
     )
+
+
+#: The server extension's module, as ``jpserver_extensions`` names it.
+SERVER_EXTENSION = "pmux_widget.jupyter"
+
+
+def _jupyter_checks(home: PmuxHome) -> list[DoctorCheck]:
+    """The Jupyter server extension: enabled in this Python's Jupyter config, and whether each
+    running Jupyter server runs a hub (it must be installed where the *server* runs, which
+    may not be where this command or a kernel runs). Optional: notebooks work without it."""
+    try:
+        from jupyter_core.paths import jupyter_config_path, jupyter_runtime_dir
+        from jupyter_server.extension.config import ExtensionConfigManager
+    except ImportError:
+        return [
+            DoctorCheck(
+                "jupyter server extension",
+                False,
+                f"jupyter_server is not installed for {sys.executable}: install pmux-widget "
+                "into the environment that runs the Jupyter server (JupyterLab, Notebook 7, "
+                "JupyterHub's single-user server) for the side panel and status bar",
+                optional=True,
+            )
+        ]
+    checks: list[DoctorCheck] = []
+    try:
+        manager = ExtensionConfigManager(read_config_path=jupyter_config_path())
+        extensions: dict[str, Any] = manager.get_jpserver_extensions()  # type: ignore[no-untyped-call]
+        enabled: bool | None = bool(extensions.get(SERVER_EXTENSION))
+    except Exception as exc:  # a malformed config file: say which, never crash doctor
+        checks.append(
+            DoctorCheck(
+                "jupyter server extension",
+                False,
+                f"could not read Jupyter's config: {exc}",
+                optional=True,
+            )
+        )
+        enabled = None
+    if enabled is True:
+        checks.append(
+            DoctorCheck(
+                "jupyter server extension",
+                True,
+                f"{SERVER_EXTENSION} enabled for {sys.executable} "
+                "(c.PmuxWidget.hub = False or PMUX_WIDGET_SERVER_HUB=0 turns its hub off)",
+                optional=True,
+            )
+        )
+    elif enabled is False:
+        checks.append(
+            DoctorCheck(
+                "jupyter server extension",
+                False,
+                f"{SERVER_EXTENSION} is not enabled for {sys.executable}: a wheel install "
+                "enables it (etc/jupyter/jupyter_server_config.d/pmux_widget.json); an "
+                f"editable one needs `jupyter server extension enable {SERVER_EXTENSION}`",
+                optional=True,
+            )
+        )
+    hub_pids = {hub.pid for hub in live_hubs(home)}
+    for server in _running_servers(jupyter_runtime_dir()):
+        pid, url = server["pid"], str(server.get("url") or "?")
+        if pid in hub_pids:
+            checks.append(
+                DoctorCheck("jupyter server", True, f"{url} (pid {pid}) runs a hub", optional=True)
+            )
+        else:
+            checks.append(
+                DoctorCheck(
+                    "jupyter server",
+                    False,
+                    f"{url} (pid {pid}) runs no pmux-widget hub: install pmux-widget with "
+                    "that server's Python and restart it (or its hub is turned off)",
+                    optional=True,
+                )
+            )
+    return checks
+
+
+def _running_servers(runtime_dir: str) -> list[dict[str, Any]]:
+    """The info files of running Jupyter servers (read only: stale ones are left alone)."""
+    found: list[dict[str, Any]] = []
+    try:
+        names = sorted(os.listdir(runtime_dir))
+    except OSError:
+        return found
+    for name in names:
+        if not re.fullmatch(r"jpserver-\d+\.json", name):
+            continue
+        try:
+            info = json.loads(Path(runtime_dir, name).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and isinstance(info.get("pid"), int) and pid_alive(info["pid"]):
+            found.append(info)
+    return found

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized, ws_authenticated
@@ -19,10 +19,10 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
-from pmux_widget.runtime.actions import ActionError, act
-
 from .service import SERVICE_KEY, ServerHub, Unavailable
-from .stream import Client
+
+if TYPE_CHECKING:
+    from .stream import Client
 
 __all__ = [
     "AUTH_RESOURCE",
@@ -79,10 +79,15 @@ class SessionsHandler(_Base):
         except Unavailable as exc:
             self.fail(503, exc.reason)
             return
-        for session in data.get("sessions", []):
-            session.setdefault("terminal", None)
+
+        def serialized() -> str:  # 200 sessions are ~200 KB: not on the loop
+            for session in data.get("sessions", []):
+                session.setdefault("terminal", None)
+            return json.dumps(data)
+
+        text = await self.service.run(serialized)
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data))
+        self.finish(text)
 
 
 class ActionsHandler(_Base):
@@ -117,6 +122,8 @@ class ActionsHandler(_Base):
             self.fail(400, '"text", "token" and "dialog" must be strings')
             return
         service = self.service
+        # imported here: loading the extension stays light (the hub's thread imports it too)
+        from pmux_widget.runtime.actions import ActionError, act
 
         def run() -> dict[str, Any]:
             hub, _ = service.ready()
@@ -206,6 +213,8 @@ class StreamHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
 
     async def open(self, *args: Any, **kwargs: Any) -> None:
         super().open(*args, **kwargs)  # the mixin's pings
+        from .stream import Client
+
         _, stream = self._hub_stream
         client = self._client = Client(self._write)
         stream.add(client)
@@ -219,9 +228,12 @@ class StreamHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
 
     def _write(self, text: str) -> None:
         try:
-            self.write_message(text)
+            written = self.write_message(text)
         except websocket.WebSocketClosedError:
             self._forget()
+            return
+        # a page that goes while a frame is on its way: nothing to report
+        written.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def on_message(self, message: str | bytes) -> None:
         client = self._client

@@ -2,7 +2,7 @@
 
 The same :class:`~pmux_widget.feed.Feed` a kernel's ``StatusWidget`` drives, with a plain
 dict for its traits: one model for the whole server, every open page a view of it
-(docs/jupyterlab.md has the frames). A page's first frame is every trait
+(docs/widget-protocol.md has the frames). A page's first frame is every trait
 (``{"type": "traits", "traits": {...}}``); then ``{"type": "traits"}`` frames with the traits
 that changed (``env``; a setting another page wrote) and ``{"type": "msg", "content": ...}``
 frames, exactly what the widget sends (patch, notify; a page's own action_result,

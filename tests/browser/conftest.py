@@ -112,8 +112,21 @@ def _die_with_parent() -> None:
 class LabServer:
     """A JupyterLab server in sealed temp dirs (see the module doc). ``stop()`` removes them."""
 
-    def __init__(self, base: Path | None = None) -> None:
+    def __init__(
+        self,
+        base: Path | None = None,
+        extension: bool = False,
+        env: dict[str, str] | None = None,
+        app: str = "jupyterlab",
+    ) -> None:
+        """``extension``: load pmux-widget's server extension and labextension (this
+        checkout's build); without, the server runs neither even where the venv has them, so
+        the widget's own tests see the widget alone. ``env``: more for the server's
+        environment (the server extension's hub reads PMUX_WIDGET_HOME etc. from it)."""
         self.base = base or Path(tempfile.mkdtemp(prefix="pmux-lab-"))
+        self.extension = extension
+        self.extra_env = dict(env or {})
+        self.app = app
         self.notebooks = self.base / "notebooks"
         self.port = 0
         self.token = secrets.token_hex(16)
@@ -145,7 +158,11 @@ class LabServer:
                 "allow_root": True,
                 "root_dir": str(self.notebooks),
                 "terminals_enabled": False,
-                "jpserver_extensions": {"jupyter_lsp": False, "jupyter_server_terminals": False},
+                "jpserver_extensions": {
+                    "jupyter_lsp": False,
+                    "jupyter_server_terminals": False,
+                    "pmux_widget.jupyter": self.extension,
+                },
             },
             "IdentityProvider": {"token": self.token},
             "LabApp": {
@@ -154,8 +171,10 @@ class LabServer:
                 "news_url": None,
                 "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
             },
+            "JupyterNotebookApp": {"expose_app_in_browser": True},
         }
         (self.config_dir / "jupyter_server_config.json").write_text(json.dumps(config, indent=1))
+        self._labextension()
         # No "would you like news?" toast over the widget in screenshots.
         self.write_user_setting(
             "@jupyterlab/apputils-extension",
@@ -174,12 +193,13 @@ class LabServer:
             PMUX_WIDGET_POLL_SECONDS="3600",
             PYTHONUNBUFFERED="1",
         )
+        env.update(self.extra_env)
         for name in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "JUPYTER_PREFER_ENV_PATH", "TMUX"):
             env.pop(name, None)
         env.pop("TMUX_PANE", None)
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jupyterlab"],
+                [sys.executable, "-m", self.app],
                 env=env,
                 cwd=str(self.base),
                 stdin=subprocess.DEVNULL,
@@ -194,6 +214,24 @@ class LabServer:
             self.stop()
             raise LabUnavailable(f"JupyterLab did not start: {exc}\n{self.log_tail()}") from None
         return self
+
+    def _labextension(self) -> None:
+        """With the extension: this checkout's labextension build, linked into the server's
+        data dir (the venv may hold another checkout's, or none). Without: disabled, in case
+        the venv has one (``make js`` links it there)."""
+        page_config = self.config_dir / "labconfig" / "page_config.json"
+        page_config.parent.mkdir(parents=True, exist_ok=True)
+        if not self.extension:
+            page_config.write_text(json.dumps({"disabledExtensions": {"pmux-widget": True}}))
+            return
+        built = ROOT / "pmux_widget" / "labextension"
+        if not (built / "package.json").exists():
+            raise LabUnavailable(f"{built} is not built: npm run build (or make js)")
+        link = self.base / "jupyter-data" / "labextensions" / "pmux-widget"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(built, target_is_directory=True)
+        page_config.write_text(json.dumps({"disabledExtensions": {}}))
 
     def _ready(self) -> bool:
         assert self.proc is not None

@@ -9,7 +9,7 @@ import { titleManager } from "../title";
 import type { Answer } from "../link";
 import type { ActionName, Env, FrontendMessage, Host, InstallResult, Row } from "../types";
 import type { ActionState } from "./actions";
-import { SidebarTab } from "../sidebar-tab";
+import { labPanel } from "../lab-panel";
 import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
 import { RangeSwitch, rangeLabel, storedRange, TimeAxis } from "./range";
@@ -44,7 +44,6 @@ export class WidgetView {
   /** a transition arrived since the insight was computed (recomputed on the next tick) */
   private insightDirty = true;
   private ticks = 0;
-  private readonly tab: SidebarTab;
   private readonly now: () => number;
   /** the latest click per session, until the session's state moves (see actions.ts) */
   private readonly clicks = new Map<string, ActionState & { key: string }>();
@@ -108,7 +107,6 @@ export class WidgetView {
       this.toggle.el,
     ]);
     this.header.el.appendChild(this.axis.el);
-    this.tab = new SidebarTab(this.root);
     this.root.append(
       this.screens.note,
       this.header.el,
@@ -168,7 +166,6 @@ export class WidgetView {
     }, options.tickMs ?? 1000);
     this.cleanups.push(() => clearInterval(timer));
     this.cleanups.push(() => titleManager().remove(this));
-    this.cleanups.push(() => this.tab.dispose());
   }
 
   destroy(): void {
@@ -182,8 +179,6 @@ export class WidgetView {
 
   tick(): void {
     const now = this.now();
-    // (the widget may have been docked after its first draw: its tab is looked for again)
-    this.tab.set(this.link.store.counts.attention);
     this.list.tick(now);
     this.sheet.tick(now);
     // Waits grow while sessions wait: the insight follows every 5 s, or at the next tick
@@ -292,7 +287,8 @@ export class WidgetView {
     this.redraw(sessionId);
   }
 
-  private act(sessionId: string, action: ActionName, text?: string): void {
+  /** Answer a session as its row's buttons do (the panel's palette commands call it too). */
+  act(sessionId: string, action: ActionName, text?: string): void {
     const row = this.link.store.rows.get(sessionId);
     this.remember(sessionId, action, ACTING[action]);
     this.send({
@@ -375,12 +371,14 @@ export class WidgetView {
   }
 
   private refreshScreens(): void {
-    // sidebar()'s stand-in in the cell: where the sidecar docks (JupyterLab), the cell shows
-    // only the note; elsewhere (Notebook 7, other front-ends) the whole widget, under the note.
+    // sidebar()'s stand-in in the cell: where the extension's panel shows the sessions (Lab
+    // and Notebook 7 with the extension loaded) or the sidecar docks (JupyterLab without it),
+    // the cell shows only the note; elsewhere (other front-ends) the whole widget, under it.
     const standIn = this.model.get("mode") === "sidebar-stub";
-    const stub = standIn && docksSidecars(this.root);
+    const panel = standIn && labPanel() !== undefined;
+    const stub = panel || (standIn && docksSidecars(this.root));
     setClass(this.root, stub ? "pmux-root pmux-root--stub" : "pmux-root");
-    const note = standIn && !stub ? CANNOT_DOCK : this.model.get("sidebar_note") || "";
+    const note = panel ? IN_PANEL : standIn && !stub ? CANNOT_DOCK : this.model.get("sidebar_note") || "";
     const env = this.env();
     // An install answer from this page wins; a stored one (env) only matters while hooks are
     // still missing: otherwise every reload would repeat an old "installed".
@@ -397,8 +395,7 @@ export class WidgetView {
 
   private refreshTitle(): void {
     const on = this.model.get("title_prefix") !== false;
-    titleManager().set(this, on ? this.link.store.counts.attention : 0);
-    this.tab.set(this.link.store.counts.attention);
+    titleManager().set(this, on ? this.link.store.counts.attention : 0, this.model);
   }
 
   private listen(event: `change:${string}`, callback: () => void): void {
@@ -416,6 +413,8 @@ const ACTING: Record<ActionName, string> = {
 };
 /** How often an open peek is re-read. */
 const PEEK_EVERY_MS = 2000;
+
+const IN_PANEL = "Shown in the Claude sessions side panel (and the status bar's Claude item opens it).";
 
 const CANNOT_DOCK =
   "This front-end cannot dock a sidebar (Notebook 7 has no sidecar area): the widget is shown here instead.";

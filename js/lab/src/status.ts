@@ -1,0 +1,94 @@
+// The status-bar item: the most urgent dot and "2 need you" (nothing waits: "Claude: 4"), a
+// tooltip listing what waits; a click opens the panel. It reads the Link's store directly,
+// like a view, and writes only when its text changed.
+import { Widget } from "@lumino/widgets";
+import type { Link } from "../../src/link";
+import { isAttention, LABEL, mostUrgent, PRIORITY } from "../../src/states";
+import type { Row, State } from "../../src/types";
+import type { Live } from "./live";
+
+export const STATUS_ID = "pmux-widget-status";
+
+export class StatusItem extends Widget {
+  private readonly dot: HTMLSpanElement;
+  private readonly label: HTMLSpanElement;
+  private link: Link | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private readonly stop: () => void;
+
+  constructor(
+    private readonly live: Live,
+    onClick: () => void,
+  ) {
+    super({ node: document.createElement("button") });
+    this.id = STATUS_ID;
+    const node = this.node as HTMLButtonElement;
+    node.type = "button";
+    node.className = "pmux-root pmux-lab-status";
+    this.dot = document.createElement("span");
+    this.dot.className = "pmux-dot pmux-dot--idle";
+    this.dot.setAttribute("aria-hidden", "true");
+    this.label = document.createElement("span");
+    this.label.className = "pmux-lab-status-text";
+    node.append(this.dot, this.label);
+    node.addEventListener("click", onClick);
+    this.stop = live.onChange(() => this.follow());
+    this.follow();
+  }
+
+  private follow(): void {
+    const link = this.live.link;
+    if (link !== this.link) {
+      this.unsubscribe?.();
+      this.link = link;
+      this.unsubscribe = link ? link.store.subscribe(() => this.paint()) : null;
+    }
+    this.paint();
+  }
+
+  paint(): void {
+    const store = this.link?.store;
+    const offline = this.live.status !== "open";
+    let text: string;
+    let state: State = "idle";
+    let tip: string;
+    if (!store) {
+      text = "Claude: …";
+      tip = "Claude sessions: connecting to the Jupyter server";
+    } else {
+      const counts = store.counts;
+      const waiting = counts.attention;
+      const live = PRIORITY.reduce((sum, s) => sum + counts[s], 0);
+      state = mostUrgent(counts);
+      text = waiting > 0 ? `${waiting} need${waiting === 1 ? "s" : ""} you` : `Claude: ${live}`;
+      tip = waiting > 0 ? waitingList(store.rows.values()) : `Claude sessions: ${live} running, none waits for you`;
+      if (offline) tip += "\n(offline: reconnecting to the Jupyter server)";
+    }
+    const dotClass = `pmux-dot pmux-dot--${state}${offline ? " pmux-dot--static pmux-lab-dot--offline" : ""}`;
+    if (this.dot.className !== dotClass) this.dot.className = dotClass;
+    if (this.label.textContent !== text) this.label.textContent = text;
+    if (this.node.title !== tip) this.node.title = tip;
+    const aria = `${text}. ${tip.replace(/\n/g, "; ")}. Opens the Claude sessions panel.`;
+    if (this.node.getAttribute("aria-label") !== aria) this.node.setAttribute("aria-label", aria);
+  }
+
+  dispose(): void {
+    if (this.isDisposed) return;
+    this.stop();
+    this.unsubscribe?.();
+    super.dispose();
+  }
+}
+
+/** "Waiting for you:" then one line per waiting session, longest wait first. */
+export function waitingList(rows: Iterable<Row>): string {
+  const waiting = [...rows]
+    .filter((row) => !row.ended && isAttention(row.state))
+    .sort((a, b) => a.state_since - b.state_since);
+  const lines = waiting.slice(0, 12).map((row) => {
+    const what = row.state === "needs-input" && row.asks ? `: ${row.asks}` : "";
+    return `• ${row.name} — ${LABEL[row.state]}${what}`;
+  });
+  if (waiting.length > 12) lines.push(`… and ${waiting.length - 12} more`);
+  return ["Waiting for you:", ...lines].join("\n");
+}
