@@ -79,6 +79,10 @@ def stand_in(server: LabServer, workspace: str = WS) -> tuple[Path, Path]:
 
 
 def new_terminal(lab: LabPage) -> str:
+    lab.page.wait_for_function(
+        "() => !!window.jupyterapp && window.jupyterapp.commands.hasCommand('terminal:open')",
+        timeout=90_000,
+    )
     status, model = lab.server.api("POST", "/api/terminals", {})
     assert status == 200, (status, model)
     name = str(model["name"])

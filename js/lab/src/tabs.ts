@@ -8,6 +8,7 @@
 // puts on the tab. No dependency on @jupyterlab/terminal: a terminal's main-area widget is
 // found by its content's `session.name`, what `terminal:open` matches too.
 import type { JupyterFrontEnd } from "@jupyterlab/application";
+import { MessageLoop } from "@lumino/messaging";
 import type { Widget } from "@lumino/widgets";
 import type { Link } from "../../src/link";
 import { LABEL } from "../../src/states";
@@ -74,7 +75,7 @@ export class TabDots {
   paint(): void {
     const rows = this.link && this.live.status === "open" ? this.link.store.rows.values() : [];
     const byTerminal = sessionsByTerminal(rows);
-    const painted: Widget[] = [];
+    let changed = false;
     for (const widget of this.app.shell.widgets("main")) {
       const name = terminalName(widget);
       if (name === null) continue;
@@ -82,12 +83,20 @@ export class TabDots {
       const title = widget.title;
       const kept = title.className.split(/\s+/).filter((c) => c && c !== "pmux-tab" && !c.startsWith("pmux-state-"));
       const className = (row ? [...kept, "pmux-tab", `pmux-state-${row.state}`] : kept).join(" ");
-      if (title.className !== className) title.className = className;
+      if (title.className !== className) {
+        title.className = className;
+        changed = true;
+      }
       const rest = title.caption.split("\n").filter((line) => line && !line.startsWith(PREFIX));
       const caption = (row ? [tabText(row), ...rest] : rest).join("\n");
-      if (title.caption !== caption) title.caption = caption;
-      if (row) painted.push(widget);
+      if (title.caption !== caption) {
+        title.caption = caption;
+        changed = true;
+      }
     }
+    // The tab bar re-renders on its next update, a frame later: do it now, so the dot is in
+    // the page's next paint (P16), as the status item's is.
+    if (changed) MessageLoop.flush();
     // The tab's accessible name: its label, then the state (Lumino renders the label only;
     // the tooltip is a description). Set on the rendered tab, after Lumino's own update.
     cancelAnimationFrame(this.frame);
