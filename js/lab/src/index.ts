@@ -55,7 +55,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       else shell.expandLeft?.();
       app.shell.activateById(PANEL_ID);
     };
-    setLabPanel({ open });
+    setLabPanel({
+      open,
+      openTerminal: (name: string) => void app.commands.execute("terminal:open", { name }),
+    });
 
     if (statusBar) {
       const item = new StatusItem(live, open);
