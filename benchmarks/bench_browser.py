@@ -16,7 +16,8 @@ P4 — hook script start → dot changed in JupyterLab, p95 ≤ 300 ms.
   jitter avoids locking onto the frame clock).
 
 P15 — the same hooks → the JupyterLab extension's status-bar dot painted, no kernel, p95 ≤ 25 ms
-  (``benchmarks/lab_panel.py``), measured right after P4 in the same run.
+  (``benchmarks/lab_panel.py``), measured right after P4 in the same run; P16, a JupyterLab
+  terminal tab's dot (``benchmarks/lab_tabs.py``), right after P15.
 
 P10 — front-end: render 500 sessions ≤ 150 ms / apply one change ≤ 3 ms.
   The BUILT ``pmux_widget/static/widget.js`` (+ ``widget.css``) is loaded as an ES module in a
@@ -52,7 +53,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import lab_panel
+from benchmarks import lab_panel, lab_tabs
 from benchmarks._util import ROOT, Row, log, percentile, run_alone
 from tests.browser.conftest import (
     LabPage,
@@ -564,6 +565,12 @@ def main(quick: bool = False) -> list[Row]:
             p15 = lab_panel.p15(browser, samples, _OBSERVE, _clock_offset_ms)
             rows += lab_panel.p15_rows(p15)
             log(f"P15 page↔python clock offset {p15['offset']:+.1f} ms (subtracted)")
+
+            # ---------------------------------------------------------------- P16
+            # The same hooks, to a JupyterLab terminal tab's dot (issue 21).
+            log(f"P16: a terminal tab's dot, {samples} hooks through the installed script")
+            p16 = lab_tabs.p16(browser, samples, _clock_offset_ms)
+            rows += lab_tabs.p16_rows(p16)
         finally:
             browser.close()
 

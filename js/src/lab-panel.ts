@@ -8,6 +8,9 @@ const KEY = Symbol.for("pmux-widget/lab-panel@1");
 export interface LabPanel {
   /** Show the panel (expanding its side area) and give it focus. */
   open(): void;
+  /** Bring the JupyterLab terminal ``name`` to the front (reopening its tab): a row of a
+   * session in a terminal offers it ("Open terminal"). */
+  openTerminal?(name: string): void;
 }
 
 export function labPanel(): LabPanel | undefined {

@@ -73,7 +73,10 @@ export class Link {
         break;
       case "notify":
         if (msg.notification) {
-          notifier.show(msg.notification, this.model.get("desktop_notifications") === true, this.model);
+          // a session in a JupyterLab terminal: the click opens that terminal (issue 21)
+          const row = this.store.rows.get(msg.notification.session_id);
+          const terminal = row && !row.ended && row.terminal ? row.terminal.name : null;
+          notifier.show(msg.notification, this.model.get("desktop_notifications") === true, this.model, terminal);
         }
         break;
       case "install_result":

@@ -3,6 +3,7 @@
 // see it once. The API is read from `globalThis` at each call so that it can be absent
 // (insecure origins, some embedded browsers) or replaced in tests.
 import type { NotificationPayload } from "./types";
+import { labPanel } from "./lab-panel";
 
 export type Permission = NotificationPermission | "unsupported";
 
@@ -57,8 +58,9 @@ export class Notifier {
   }
 
   /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching.
-   * `source` is the model that heard it (see claim). */
-  show(n: NotificationPayload, enabled: boolean, source?: object): Notification | null {
+   * `source` is the model that heard it (see claim); `terminal`: the JupyterLab terminal the
+   * session runs in, which a click brings to the front. */
+  show(n: NotificationPayload, enabled: boolean, source?: object, terminal: string | null = null): Notification | null {
     if (!enabled) return null;
     if (this.owner && (source !== this.owner || !this.ownerAllows)) return null;
     const N = api();
@@ -77,6 +79,8 @@ export class Notifier {
     this.open.set(sid, note);
     note.onclick = () => {
       window.focus();
+      // its JupyterLab terminal, where the labextension can open it
+      if (terminal !== null) labPanel()?.openTerminal?.(terminal);
       note.close();
     };
     note.onclose = () => {

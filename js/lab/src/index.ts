@@ -14,6 +14,7 @@ import { addCommands, CATEGORY, CMD } from "./commands";
 import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
 import { STATUS_ID, StatusItem } from "./status";
+import { addOpenTerminal, TabDots } from "./tabs";
 
 const PLUGIN_ID = "pmux-widget:plugin";
 
@@ -54,7 +55,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       else shell.expandLeft?.();
       app.shell.activateById(PANEL_ID);
     };
-    setLabPanel({ open });
+    setLabPanel({
+      open,
+      openTerminal: (name: string) => void app.commands.execute("terminal:open", { name }),
+    });
 
     if (statusBar) {
       const item = new StatusItem(live, open);
@@ -62,6 +66,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     addCommands(app.commands, panel, open);
+    // terminal tabs carry their session's dot; "Open terminal" activates one (issue 21)
+    void new TabDots(app, live);
+    addOpenTerminal(app, live);
     if (palette) for (const command of Object.values(CMD)) palette.addItem({ command, category: CATEGORY });
 
     if (settings) {

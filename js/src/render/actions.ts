@@ -9,6 +9,7 @@
 // "sent" (kept until the state moves) or the refusal's reason; while no answer came for a
 // second, the row says Jupyter delivers it when the running cell ends (rows.ts).
 import { el, setAttr, setData, setHidden, text } from "../dom";
+import { labPanel } from "../lab-panel";
 import type { ActionName, Row } from "../types";
 
 /** What the view keeps per session about a click (see view.ts). */
@@ -59,6 +60,7 @@ export class ActionsBar {
   private readonly buttons = new Map<ActionName, HTMLButtonElement>();
   private input: HTMLInputElement | null = null;
   private readonly peekButton: HTMLButtonElement | null = null;
+  private terminalButton: HTMLButtonElement | null = null;
   private note: Text | null = null;
   private peekEl: HTMLPreElement | null = null;
   private peekOpen = false;
@@ -163,6 +165,22 @@ export class ActionsBar {
     if (this.note) {
       setData(this.note, note);
       setHidden(this.noteEl()!, note === "");
+    }
+    // A session in a JupyterLab terminal: "Open terminal", where the labextension can open it
+    const terminal = !row.ended && row.terminal ? row.terminal.name : null;
+    const lab = labPanel();
+    if (terminal !== null && lab?.openTerminal && !this.terminalButton) {
+      const button = (this.terminalButton = el("button", "pmux-act pmux-act--terminal", "Open terminal"));
+      button.type = "button";
+      button.addEventListener("click", () => {
+        const name = this.row.terminal?.name;
+        if (name) labPanel()?.openTerminal?.(name);
+      });
+      this.el.insertBefore(button, this.peekButton ?? this.noteEl());
+    }
+    if (this.terminalButton) {
+      setHidden(this.terminalButton, terminal === null);
+      setAttr(this.terminalButton, "aria-label", `Open terminal ${terminal ?? ""}: ${row.name}`);
     }
     if (this.peekButton) {
       setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");
