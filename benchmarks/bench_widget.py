@@ -34,9 +34,10 @@ from benchmarks._util import (
     wait_until,
 )
 from pmux_widget.core.signals import parse_hook
+from pmux_widget.feed import MIN_PATCH_INTERVAL
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
-from pmux_widget.widget import MIN_PATCH_INTERVAL, StatusWidget
+from pmux_widget.widget import StatusWidget
 
 __all__ = ["main"]
 

@@ -34,3 +34,20 @@ def test_runner_quick_hooks(tmp_path: Path) -> None:
     assert text.startswith("# Benchmark results")
     assert "| benchmark | value | budget | result |" in text
     assert "P1 hook runs accepted by the live hub" in text
+
+
+def test_every_registered_module_imports() -> None:
+    """Each module ``make bench`` runs imports (a name moved elsewhere crashed the smoke run in
+    CI, after the whole suite had passed)."""
+    code = (
+        "import importlib\n"
+        "from benchmarks.__main__ import MODULES\n"
+        "for _, name in MODULES:\n"
+        "    importlib.import_module(name)\n"
+        "print(len(MODULES))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=110
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.strip()) >= 10
