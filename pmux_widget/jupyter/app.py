@@ -48,19 +48,25 @@ class PmuxWidget(ExtensionApp):
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
+        from .push import page_url
+
+        server = self.serverapp
+        page = page_url(server.base_url, server.default_url) if server is not None else "/lab"
         service = ServerHub(
             enabled=hub_wanted(bool(self.hub)),
             call_timeout=float(self.call_timeout),
             log=self.log,
+            page=page,
         )
         self.service = service
         self.settings[SERVICE_KEY] = service
         service.start()
 
     def initialize_handlers(self) -> None:
+        from . import push
         from .handlers import routes
 
-        self.handlers.extend(routes())
+        self.handlers.extend(routes() + push.routes())
 
     async def stop_extension(self) -> None:
         service: ServerHub | None = getattr(self, "service", None)

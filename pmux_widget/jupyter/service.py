@@ -45,8 +45,12 @@ class Unavailable(Exception):
 class ServerHub:
     """The server's hub (or its absence) and the threads the routes reach it from."""
 
-    def __init__(self, *, enabled: bool, call_timeout: float, log: logging.Logger) -> None:
+    def __init__(
+        self, *, enabled: bool, call_timeout: float, log: logging.Logger, page: str = "/lab"
+    ) -> None:
         self.enabled = enabled
+        #: the page a notification's click opens (``push.page_url``)
+        self.page = page
         self.call_timeout = call_timeout
         self.log = log
         self.hub: Hub | None = None
@@ -71,9 +75,14 @@ class ServerHub:
 
     def _start(self) -> None:
         try:
+            from pmux_widget.notify.notifier import env_wants_notifier
             from pmux_widget.runtime.assemble import make_hub
 
-            hub = make_hub().start()
+            # always a notifier (a browser may subscribe later), unless PMUX_WIDGET_NOTIFY=0
+            hub = make_hub(notify=env_wants_notifier() is not False).start()
+            from .push import attach
+
+            attach(hub, self.page)
             try:
                 from .stream import Stream
 
