@@ -58,7 +58,8 @@ def mode(path: Path) -> int:
 
 
 def subscribe(server: LabServer, browser: Browser, device: str = "phone") -> dict[str, Any]:
-    answer = server.post("pmux/api/push/subscriptions", {**browser.subscription(), "device": device})
+    body = {**browser.subscription(), "device": device}
+    answer = server.post("pmux/api/push/subscriptions", body)
     assert answer.status_code == 201, answer.text
     data: dict[str, Any] = answer.json()
     return data
@@ -136,9 +137,9 @@ def test_every_route_refuses_without_jupyter_auth(server: LabServer) -> None:
     url = server.url("pmux/api/push/subscriptions")
     assert browser.post(url, json=sub, timeout=15).status_code == 403
     assert browser.delete(url, json={"endpoint": sub["endpoint"]}, timeout=15).status_code == 403
-    xsrf = {"X-XSRFToken": browser.cookies["_xsrf"]}
+    xsrf = {"X-XSRFToken": str(browser.cookies["_xsrf"])}
     assert browser.post(url, json=sub, headers=xsrf, timeout=15).status_code == 201
-    presence = {"device": "d", "sessions": [], "visible": True, "focused": True}
+    presence: dict[str, Any] = {"device": "d", "sessions": [], "visible": True, "focused": True}
     answer = browser.post(server.url("pmux/api/push/presence"), json=presence, timeout=15)
     assert answer.status_code == 403
     answer = browser.post(server.url("pmux/api/push/presence"), json=presence, headers=xsrf,
@@ -169,7 +170,9 @@ def test_a_hook_pushes_the_contract_payload_once(server: LabServer, push: PushSe
     wait_until(lambda: push.delivered or push.errors, 30, what="the push")
     assert not push.errors, push.errors
     delivered = push.delivered[0]
-    assert delivered.vapid_ok and delivered.claims["aud"] == f"http://127.0.0.1:{push.recorder.port}"
+    assert (
+        delivered.vapid_ok and delivered.claims["aud"] == f"http://127.0.0.1:{push.recorder.port}"
+    )
     payload = delivered.payload
     assert set(payload) == CONTRACT, payload
     assert payload["session_id"] == payload["tag"] == S1
