@@ -255,6 +255,7 @@ def test_answer_from_the_notification_once(tmp_path: Path, push: PushService) ->
         fleet.start()
         assert fleet.panes is not None, fleet.note
         first = wait_until(fresh_token, 90, what=lambda: f"a dialog's push: {push.delivered}")
+        assert first is not None
         assert [a["action"] for a in first["actions"]] == ["approve", "deny", "open"]
         assert "always" not in json.dumps(first["actions"]).lower()
         expire(server, first["token"])
@@ -278,6 +279,7 @@ def test_answer_from_the_notification_once(tmp_path: Path, push: PushService) ->
             return pushed if answer.status_code == 202 else None
 
         pushed = wait_until(approved, 150, 0.05, what=lambda: f"an approve; {outcomes}")
+        assert pushed is not None
         sid = pushed["session_id"]
 
         def source() -> str | None:
