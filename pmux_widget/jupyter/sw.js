@@ -56,9 +56,14 @@ async function show(msg) {
     },
   };
   if (Array.isArray(msg.actions) && msg.token) {
-    options.actions = msg.actions
+    let actions = msg.actions
       .filter((a) => a && typeof a.action === 'string' && typeof a.title === 'string')
       .map((a) => ({ action: a.action, title: a.title }));
+    // Chromium shows at most Notification.maxActions (2) buttons: then "Open" goes, as a
+    // click on the notification itself opens the session anyway
+    const max = (self.Notification && self.Notification.maxActions) || actions.length;
+    if (actions.length > max) actions = actions.filter((a) => a.action !== 'open');
+    options.actions = actions.slice(0, max);
   }
   await self.registration.showNotification(String(msg.title || 'Claude Code'), options);
 }
