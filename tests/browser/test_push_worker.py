@@ -53,7 +53,7 @@ def payload(state: str, title: str, body: str, **extra: Any) -> str:
             "url": f"{BASE}lab?pmux-session={SID}",
             "tag": SID,
             **extra,
-        }  # fmt: skip
+        }
     )
 
 
@@ -74,7 +74,8 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(served: LabServer)
             # what the page hears from the worker
             page.evaluate(
                 """() => { window.__pmux = [];
-                   navigator.serviceWorker.addEventListener('message', e => window.__pmux.push(e.data));
+                   navigator.serviceWorker.addEventListener(
+                     'message', e => window.__pmux.push(e.data));
                    navigator.serviceWorker.startMessages(); }"""
             )
             cdp = context.new_cdp_session(page)
@@ -162,8 +163,11 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(served: LabServer)
 
             # Allow once posts the token with the login cookie and no _xsrf: the server
             # answers (an unknown token: refused, nothing typed) and the notification says so
-            actions = [{"action": "approve", "title": "Allow once"},
-                       {"action": "deny", "title": "Deny"}, {"action": "open", "title": "Open"}]  # fmt: skip
+            actions = [
+                {"action": "approve", "title": "Allow once"},
+                {"action": "deny", "title": "Deny"},
+                {"action": "open", "title": "Open"},
+            ]
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy",
                             actions=actions, token="not-a-real-token"))  # fmt: skip
             with_buttons = wait_until(shown, 30, what="the notification with buttons")
