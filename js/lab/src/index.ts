@@ -13,6 +13,7 @@ import { RANGES, type RangeKey } from "../../src/timeline";
 import { addCommands, CATEGORY, CMD } from "./commands";
 import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
+import { installPush } from "./push";
 import { STATUS_ID, StatusItem } from "./status";
 
 const PLUGIN_ID = "pmux-widget:plugin";
@@ -52,6 +53,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(PANEL_ID);
     };
     setLabPanel({ open });
+    installPush(app.serviceManager.serverSettings, panel, open);
 
     if (statusBar) {
       const item = new StatusItem(live, open);
