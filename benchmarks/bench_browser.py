@@ -15,6 +15,9 @@ P4 — hook script start → dot changed in JupyterLab, p95 ≤ 300 ms.
   (more than the widget's 50 ms coalescing window, so no sample waits for another's patch; the
   jitter avoids locking onto the frame clock).
 
+P15 — the same hooks → the JupyterLab extension's status-bar dot painted, no kernel, p95 ≤ 25 ms
+  (``benchmarks/lab_panel.py``), measured right after P4 in the same run.
+
 P10 — front-end: render 500 sessions ≤ 150 ms / apply one change ≤ 3 ms.
   The BUILT ``pmux_widget/static/widget.js`` (+ ``widget.css``) is loaded as an ES module in a
   plain page (served through Playwright routes), with the front-end's fake anywidget model and
@@ -49,6 +52,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import lab_panel
 from benchmarks._util import ROOT, Row, log, percentile, run_alone
 from tests.browser.conftest import (
     LabPage,
@@ -71,10 +75,12 @@ SID = "4d5e6f70-8192-4a3b-9c4d-5e6f70819203"
 CWD = "/home/dev/projects/latency-probe"
 STATIC = ROOT / "pmux_widget" / "static"
 
-#: In the page: watch the first widget's row of ``sid``; for each change of its state class,
-#: record Date.now() at the mutation and at the start of the next animation frame.
-_OBSERVE = """(sid) => {
-  const root = document.querySelector('.jp-Notebook .pmux-root');
+#: In the page: watch the first widget's row of ``sid`` (in ``.jp-Notebook``, or in the
+#: element ``[sid, within]`` names); for each change of its state class, record Date.now() at
+#: the mutation and at the start of the next animation frame.
+_OBSERVE = """(arg) => {
+  const [sid, within] = Array.isArray(arg) ? arg : [arg, '.jp-Notebook'];
+  const root = document.querySelector(within + ' .pmux-root');
   const seen = (window.__pmuxSeen = []);
   let last = null;
   const check = () => {
@@ -551,6 +557,13 @@ def main(quick: bool = False) -> list[Row]:
                 ),
             ]
             log(f"P4 page↔python clock offset {p4['offset']:+.1f} ms (subtracted)")
+
+            # ---------------------------------------------------------------- P15
+            # Side by side with P4: the same hooks, the extension's path (no kernel).
+            log(f"P15: JupyterLab extension, {samples} hooks through the installed script")
+            p15 = lab_panel.p15(browser, samples, _OBSERVE, _clock_offset_ms)
+            rows += lab_panel.p15_rows(p15)
+            log(f"P15 page↔python clock offset {p15['offset']:+.1f} ms (subtracted)")
         finally:
             browser.close()
 

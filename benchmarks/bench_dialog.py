@@ -10,6 +10,10 @@ page notes ``Date.now()`` when the session's row turns needs-input and when that
 painted (the page↔Python clock offset is measured and subtracted). P11 = painted − drawn:
 negative when the dot is painted before the terminal shows the dialog. Budget: p95 ≤ 0 ms.
 The dialog is then answered "No" and the next sample starts once the session is idle.
+
+Each version is measured twice: through the widget (a kernel's hub, the comm) and through the
+JupyterLab extension (the Jupyter server's own hub, the panel's websocket; no kernel), each
+row's state read in the extension's side panel.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,6 +50,7 @@ from tests.browser.conftest import (
 __all__ = ["main"]
 
 P11_P95_MS = 0.0
+PANEL = "#pmux-widget-panel"
 API_KEY = "sk-ant-api03-" + "0" * 32 + "pmuxbenchAA"
 
 
@@ -90,7 +96,13 @@ def _env_for(ws: Workspace, model: ScriptedModel, version: str, root: Path) -> C
 
 
 def _run_version(
-    lab: LabPage, ws: Workspace, model: ScriptedModel, version: str, samples: int, root: Path
+    lab: LabPage,
+    ws: Workspace,
+    model: ScriptedModel,
+    version: str,
+    samples: int,
+    root: Path,
+    within: str = ".jp-Notebook",
 ) -> list[float]:
     cli = ensure_cli(version)
     env = _env_for(ws, model, version, root / version)
@@ -103,8 +115,8 @@ def _run_version(
             time.sleep(0.05)
         if sid is None:
             raise RuntimeError(f"{version}: no PID file")
-        lab.page.wait_for_selector(f'li.pmux-row[data-session-id="{sid}"]', timeout=30_000)
-        lab.page.evaluate(_OBSERVE, sid)
+        lab.page.wait_for_selector(f'{within} li.pmux-row[data-session-id="{sid}"]', timeout=30_000)
+        lab.page.evaluate(_OBSERVE, [sid, within])
         offset = _clock_offset_ms(lab.page)
         clock = DialogClock(tc)
         try:
@@ -166,6 +178,9 @@ def _measure(quick: bool = False) -> list[Row]:
                     )
                 finally:
                     context.close()
+            server.shutdown_kernels()
+            for version in CLI_VERSIONS:  # the same CLIs through the extension's panel
+                results[f"{version} panel"] = _panel(browser, model, version, samples)
         finally:
             server.shutdown_kernels()
             browser.close()
@@ -173,7 +188,10 @@ def _measure(quick: bool = False) -> list[Row]:
         p95 = percentile(values, 95)
         rows.append(
             (
-                f"P11 {version}: dialog drawn → amber dot painted, p95 ms (n={len(values)})",
+                f"P11 {version}: dialog drawn → amber dot painted, p95 ms (n={len(values)})"
+                if "panel" in version
+                else f"P11 {version} widget: dialog drawn → amber dot painted, p95 ms "
+                f"(n={len(values)})",
                 f"{p95:.1f}",
                 f"≤ {P11_P95_MS:.0f} ms",
                 p95 <= P11_P95_MS,
@@ -188,6 +206,24 @@ def _measure(quick: bool = False) -> list[Row]:
             )
         )
     return rows
+
+
+def _panel(browser: Any, model: ScriptedModel, version: str, samples: int) -> list[float]:
+    """P11 through the JupyterLab extension: the server's hub over the workspace's homes,
+    the row read in the side panel, no kernel."""
+    server = LabServer(extension=True)
+    ws = Workspace(server, f"p11-panel-{version}")
+    server.extra_env.update(PMUX_WIDGET_HOME=str(ws.pmux.root), CLAUDE_CONFIG_DIR=str(ws.claude))
+    with server:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        try:
+            lab = LabPage(server, context.new_page())
+            lab.page.goto(server.url("lab"))
+            lab.page.locator(f"{PANEL} .pmux-root").wait_for(state="attached", timeout=90_000)
+            lab.command("pmux-widget:show-panel")
+            return _run_version(lab, ws, model, version, samples, ws.dir / "cli-env", PANEL)
+        finally:
+            context.close()
 
 
 def main(quick: bool = False) -> list[Row]:

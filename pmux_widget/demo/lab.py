@@ -1,6 +1,8 @@
 """JupyterLab for the demo: its own config, data, runtime and workspace dirs, a free port and
-a token; the notebook's first cell run by a server-managed kernel before the browser opens it
-(so it opens on the live widget); a clean stop of the server and its kernels.
+a token; pmux-widget's JupyterLab extension loaded, its side panel open in the workspace (the
+panel and the status bar are live before any kernel starts); the notebook's first cell run by
+a server-managed kernel before the browser opens it (so it opens on the live widget); a clean
+stop of the server and its kernels.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -57,6 +60,23 @@ def _fallback_notebook() -> dict[str, Any]:
     }  # fmt: skip
 
 
+#: The JupyterLab extension's side panel (js/lab/src/panel.ts).
+PANEL_ID = "pmux-widget-panel"
+
+
+def _link_labextension(data: Path) -> None:
+    """A source checkout's labextension build, linked into the demo's data dir (JupyterLab
+    looks there first): the demo shows this checkout's panel whatever the venv holds. An
+    installed wheel has it in the environment's share/jupyter already."""
+    built = Path(__file__).resolve().parents[1] / "labextension"
+    link = data / "labextensions" / "pmux-widget"
+    if not (built / "package.json").is_file() or link.exists():
+        return
+    link.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        link.symlink_to(built, target_is_directory=True)
+
+
 def _set_pdeathsig() -> None:
     """In the child before exec (Linux): die with SIGTERM if the demo itself dies (kill -9)."""
     with contextlib.suppress(Exception):
@@ -93,6 +113,7 @@ class JupyterLab:
                 "news_url": None,
             },
         }
+        _link_labextension(data)
         (config / "jupyter_server_config.json").write_text(json.dumps(server_config, indent=2))
         # The server extension (its hub, the side panel's routes), enabled as a wheel install
         # does: a conf.d file of its own (an editable install puts none in the venv's etc/).
@@ -152,7 +173,29 @@ class JupyterLab:
                 start_new_session=True,  # its own process group: Ctrl+C reaches us, not it
                 preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None,
             )
-        return self._wait_ready(stop or threading.Event())
+        if not self._wait_ready(stop or threading.Event()):
+            return False
+        self._open_panel()
+        return True
+
+    def _open_panel(self) -> None:
+        """The workspace the browser opens shows the extension's side panel (a user opens it
+        from the status bar; the demo starts with it open)."""
+        layout = {
+            "main": {"dock": {"type": "tab-area", "currentIndex": 0, "widgets": []}},
+            "left": {"collapsed": True, "visible": True, "widgets": []},
+            "right": {
+                "collapsed": False,
+                "visible": True,
+                "current": PANEL_ID,
+                "widgets": [PANEL_ID],
+            },
+        }
+        body = {"data": {"layout-restorer:data": layout}, "metadata": {"id": "default"}}
+        try:
+            self._api("PUT", "/lab/api/workspaces/default", body)
+        except (OSError, ValueError) as exc:  # the panel then starts closed: not fatal
+            print(f"(the demo's workspace was not written: {exc})", file=sys.stderr)
 
     def _wait_ready(self, stop: threading.Event) -> bool:
         assert self.proc is not None

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -180,6 +182,14 @@ def test_status_bar_and_panel_live_with_no_kernel(
     tip = item.get_attribute("title") or ""
     assert tip.startswith("Waiting for you:") and "acme-api" in tip, tip
     wait_title(lab, 1)
+    # The panel's tab (all a collapsed side area shows) carries the count too.
+    tab = lab.page.locator(f'.lm-TabBar-tab[data-id="{PANEL[1:]}"]')
+    tab.wait_for(state="visible")
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.dataset.pmuxCount === '1'",
+        arg=f'.lm-TabBar-tab[data-id="{PANEL[1:]}"]',
+        timeout=20_000,
+    )
 
     # A click on the item opens the panel: the widget's own rows, header and actions.
     show_panel(lab)
@@ -218,10 +228,16 @@ def test_status_bar_and_panel_live_with_no_kernel(
         show_panel(lab)
         shot(lab, f"lab-panel-{name}")
         found[name] = {"panel": axe_violations(lab, PANEL), "status": status_axe(lab)}
+    # The bell's sheet (what waits, newest first) in the panel, checked too.
+    root = lab.root(PANEL)
+    root.locator(".pmux-bell").click()
+    root.locator(".pmux-sheet").wait_for(state="visible")
+    assert root.locator(".pmux-sheet-item").count() == 2
+    found["dark-sheet"] = {"panel": axe_violations(lab, PANEL), "status": []}
+    root.locator(".pmux-bell").click()
     lab.set_theme(LIGHT)
-    assert found == {t: {"panel": [], "status": []} for t in ("light", "dark")}, json.dumps(
-        found, indent=1
-    )
+    themes = ("light", "dark", "dark-sheet")
+    assert found == {t: {"panel": [], "status": []} for t in themes}, json.dumps(found, indent=1)
 
     # The session answered in its terminal: back to one.
     fire(ws, "PostToolUse", tool_name="Bash", tool_input=bash, tool_response={})
@@ -264,6 +280,11 @@ def test_palette_commands_and_settings(
         PANEL,
     )
     assert set(visited) <= set(waiting), (visited, waiting)
+    # Its key (Alt+Shift+N) does the same from anywhere in the page.
+    lab.page.locator("#jp-main-dock-panel").click()
+    assert lab.page.evaluate(focused) is None
+    lab.page.keyboard.press("Alt+Shift+N")
+    lab.page.wait_for_function(f"() => ({focused})() !== null", timeout=10_000)
     # The settings move the panel to the left area.
     lab.page.evaluate(
         """() => window.jupyterapp.serviceManager.settings.save('pmux-widget:plugin',
@@ -311,3 +332,65 @@ def test_notebook_7_panel_with_no_kernel(browser_context: Any) -> None:
     finally:
         page.close()
         server.stop()
+
+
+def test_sidebar_opens_the_panel_and_leaves_a_note_in_the_cell(
+    ext: tuple[LabPage, Workspace], ext_server: LabServer
+) -> None:
+    """``pmux_widget.sidebar()`` on a page with the extension: the panel opens (no sidecar is
+    docked), the cell keeps only a note pointing to it."""
+    lab, ws = ext
+    check = "from pmux_widget import api; print('sidecar:', api._sidecar)"
+    cells = ("import pmux_widget; pmux_widget.sidebar()", check)
+    lab.open_notebook(ws.notebook("sidebar.ipynb", *cells))
+    panel = lab.page.locator(f"{PANEL} .pmux-root")
+    assert not panel.is_visible()
+    lab.run_cell(0)
+    panel.wait_for(state="visible", timeout=30_000)
+    stub = lab.cell(0).locator(".pmux-root--stub")
+    stub.wait_for(state="visible")
+    assert "side panel" in stub.locator(".pmux-note").inner_text()
+    assert lab.cell(0).locator(".pmux-row:visible").count() == 0
+    # the kernel was told the panel shows it (the page's answer precedes the next cell on the
+    # shell channel): no sidecar docks a second list
+    lab.run_cell(1)
+    assert "sidecar: None" in lab.cell(1).locator(".jp-OutputArea").inner_text()
+    assert lab.page.locator(".jupyterlab-sidecar").count() == 0
+    assert lab.page.locator("#jp-right-stack .pmux-root").count() == 1
+    ext_server.shutdown_kernels()
+
+
+def test_make_demo_opens_with_the_panel_and_status_bar_live_before_anything_runs(
+    tmp_path: Path, browser_context: Any
+) -> None:
+    """The demo (as ``make demo`` runs it, minus its pre-run cell): JupyterLab opens with the
+    extension's panel open and the status bar live over the demo fleet, no kernel started."""
+    from ..helpers import free_port
+    from ..test_demo import DemoProcess
+
+    demo = DemoProcess(tmp_path, "--port", str(free_port()), "--duration", "120", "--no-prerun")
+    page = browser_context.new_page()
+    try:
+        url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
+        page.goto(url)
+        page.locator(f"{PANEL} .pmux-row").first.wait_for(state="visible", timeout=90_000)
+        page.wait_for_function(
+            """(sel) => /^(\\d+ needs? you|Claude: [1-9]\\d*)$/.test(
+                 document.querySelector(sel + ' .pmux-lab-status-text')?.textContent ?? '')""",
+            arg=STATUS,
+            timeout=60_000,
+        )
+        base, token = url.split("/lab/")[0], url.split("token=")[1]
+        kernels = page.evaluate(
+            "(u) => fetch(u).then((r) => r.json())", f"{base}/api/kernels?token={token}"
+        )
+        assert kernels == [], "the panel and the status bar need no kernel"
+        shot_path = OUTPUT / "demo-lab-panel.png"
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot_path))
+    finally:
+        page.close()
+        demo.signal(signal.SIGINT)
+        with contextlib.suppress(AssertionError):
+            demo.wait(60)
+        demo.cleanup()

@@ -5,7 +5,8 @@
   the dark theme, with the sheet open;
 - a keyboard-only walk: Tab to a row, to its actions, Enter on the bell opens the sheet,
   Escape closes it and gives the focus back;
-- the docked widget's sidebar tab carries the attention count, also while collapsed;
+- (the attention count on a collapsed side area's tab is the JupyterLab extension's panel's:
+  test_lab_extension.py);
 - a dismiss clicked while a cell runs shows at once, and says why it waits;
 - the README's screenshots (light, dark, a 320 px sidebar), written to docs/images/ with
   ``PMUX_UPDATE_DOC_IMAGES=1``.
@@ -156,30 +157,6 @@ def test_keyboard_only_walk(lab: LabPage, workspace: Workspace) -> None:
     page.keyboard.press("Escape")
     sheet.wait_for(state="hidden")
     assert "pmux-bell" in active()["cls"], active()
-
-
-def test_the_collapsed_sidebar_tab_shows_the_attention_count(
-    lab: LabPage, workspace: Workspace
-) -> None:
-    lab.open_notebook(workspace.notebook("sidebar.ipynb", SIDEBAR))
-    lab.run_cell(0)
-    lab.root(RIGHT).wait_for(state="visible")
-    fire(workspace, "SessionStart", source="startup")
-    fire(workspace, "PermissionRequest", tool_name="Bash", tool_input={"command": "make deploy"})
-    expect_row(lab, SID, "needs-input", within=RIGHT)
-    lab.command("application:toggle-right-area")  # collapse it: only the tab shows
-    lab.page.wait_for_function(
-        "() => [...document.querySelectorAll('.lm-TabBar-tab .lm-TabBar-tabLabel')]"
-        ".some((l) => l.textContent === '1 · Claude sessions')",
-        timeout=20_000,
-    )
-    lab.screenshot("sidebar-tab-count")
-    fire(workspace, "PostToolUse", tool_name="Bash", tool_input={"command": "make deploy"})
-    lab.page.wait_for_function(
-        "() => [...document.querySelectorAll('.lm-TabBar-tab .lm-TabBar-tabLabel')]"
-        ".some((l) => l.textContent === 'Claude sessions')",
-        timeout=20_000,
-    )
 
 
 def test_a_dismiss_while_a_cell_runs_says_why_it_waits(lab: LabPage, workspace: Workspace) -> None:

@@ -3,7 +3,7 @@
 // The page's one StreamModel feeds them all; the tab title's "(N)" and desktop notifications
 // come from the same Link (page-wide singletons, see js/src/title.ts and notify.ts), whatever
 // number of widgets the notebooks also show.
-import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
+import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from "@jupyterlab/application";
 import { ICommandPalette } from "@jupyterlab/apputils";
 import { ISettingRegistry } from "@jupyterlab/settingregistry";
 import { IStatusBar } from "@jupyterlab/statusbar";
@@ -32,18 +32,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: "Claude Code sessions: a side panel, a status-bar item, palette commands.",
   autoStart: true,
-  optional: [IStatusBar, ISettingRegistry, ICommandPalette],
+  optional: [IStatusBar, ISettingRegistry, ICommandPalette, ILayoutRestorer],
   activate: (
     app: JupyterFrontEnd,
     statusBar: IStatusBar | null,
     settings: ISettingRegistry | null,
     palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null,
   ) => {
     const live = new Live(() => streamSocket(app.serviceManager.serverSettings));
     const panel = new SessionsPanel(live);
     panel.title.icon = ICON;
     let side: Side = "right";
     app.shell.add(panel, side, { rank: 600 });
+    // the workspace remembers whether the panel was open (and a reload reopens it)
+    restorer?.add(panel, PANEL_ID);
 
     const open = (): void => {
       // Notebook 7 starts its side panels collapsed; activateById expands them there too.

@@ -27,14 +27,23 @@ export class Live {
 
   constructor(connect: () => SocketLike) {
     this.model = new StreamModel(connect);
-    notifier.claim(this.model, this.notifications);
     this.model.onConnection(() => {
       const old = this.link;
       this.link = new Link(this.model);
       old?.dispose();
       this.emit();
     });
-    this.model.onStatus(() => this.emit());
+    this.model.onStatus(() => {
+      this.claim();
+      this.emit();
+    });
+  }
+
+  /** The page's notifications are the panel's while its stream is open; while it is not
+   * (no server extension, a restart), the cells' widgets still notify. */
+  private claim(): void {
+    if (this.model.status === "open") notifier.claim(this.model, this.notifications);
+    else notifier.release(this.model);
   }
 
   get status(): Status {
@@ -44,7 +53,7 @@ export class Live {
   /** The setting: desktop notifications from this page (still behind the panel's switch). */
   setNotifications(on: boolean): void {
     this.notifications = on;
-    notifier.claim(this.model, on);
+    this.claim();
   }
 
   /** A new Link, or the connection's status moved. */

@@ -19,6 +19,8 @@ export class SessionsPanel extends Widget {
   private readonly host: HTMLDivElement;
   private range: RangeKey | null = null;
   private readonly stop: () => void;
+  private unsubscribe: (() => void) | null = null;
+  private shownCount = -1;
 
   constructor(private readonly live: Live) {
     super();
@@ -71,12 +73,16 @@ export class SessionsPanel extends Widget {
     if (link !== this.shownLink) {
       this.view?.destroy();
       this.view = null;
+      this.unsubscribe?.();
+      this.unsubscribe = null;
       this.shownLink = link;
       if (link) {
         this.view = new WidgetView(this.live.model, link, this.host);
         if (this.range) this.setRange(this.range);
+        this.unsubscribe = link.store.subscribe(() => this.badge());
       }
     }
+    this.badge();
     const status = this.live.status;
     const text =
       status === "open"
@@ -89,9 +95,22 @@ export class SessionsPanel extends Widget {
     this.node.classList.toggle("pmux-lab-panel--offline", status === "offline");
   }
 
+  /** The panel's tab carries the attention count (a collapsed side area shows only its tab):
+   * a data attribute Lumino renders on the tab, drawn by CSS as a badge. */
+  private badge(): void {
+    const count = this.live.link?.store.counts.attention ?? 0;
+    if (count === this.shownCount) return;
+    this.shownCount = count;
+    // (merged: the shell keeps its own keys there, data-id among them)
+    const { ["pmux-count"]: _old, ...rest } = this.title.dataset;
+    this.title.dataset = count > 0 ? { ...rest, "pmux-count": String(count) } : rest;
+    this.title.caption = count > 0 ? `Claude sessions: ${count} need${count === 1 ? "s" : ""} you` : "Claude sessions";
+  }
+
   dispose(): void {
     if (this.isDisposed) return;
     this.stop();
+    this.unsubscribe?.();
     this.view?.destroy();
     this.view = null;
     super.dispose();

@@ -1,0 +1,173 @@
+"""P15 — hook script start → status-bar dot painted (JupyterLab extension, no kernel), p95 ≤ 25 ms.
+
+Run by ``bench_browser.py`` right after P4, in the same browser: a real JupyterLab with the
+server extension (its hub over the workspace's pmux home) and this checkout's labextension,
+no notebook, no kernel. One session is moved back and forth (PermissionRequest → needs-input,
+PostToolUse → busy) by the INSTALLED hook command run as Claude Code runs it, exactly as P4
+does. Each sample runs from ``time.time()`` just before ``Popen`` of the hook to the paint of
+the status item's new dot: a MutationObserver on ``#pmux-widget-status`` notes ``Date.now()``
+when the dot's state class changes, then two animation frames later (that paint is done; the
+page↔Python clock offset is subtracted). The panel's row is observed too (P4's observer,
+inside the panel), reported as info. Samples are spaced 60–160 ms apart, as P4's.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import time
+from typing import Any
+
+from benchmarks._util import Row, percentile
+from tests.browser.conftest import (
+    KERNEL_CLAUDE_DIR,
+    KERNEL_PMUX_HOME,
+    LabPage,
+    LabServer,
+    hook_payload,
+)
+
+__all__ = ["P15_P95_MS", "p15", "p15_rows"]
+
+P15_P95_MS = 25.0
+PANEL = "#pmux-widget-panel"
+STATUS = "#pmux-widget-status"
+SID = "5e6f7081-92a3-4b4c-8d5e-6f708192a3b4"
+CWD = "/home/dev/projects/latency-probe"
+
+#: In the page: each change of the status item's dot class, with Date.now() at the mutation,
+#: at the next animation frame (the frame that paints it starts) and at the one after (that
+#: paint is done: the budget row's, as P4's).
+_OBSERVE_STATUS = """(sel) => {
+  const item = document.querySelector(sel);
+  const seen = (window.__pmuxStatus = []);
+  let last = null;
+  const check = () => {
+    const dot = item.querySelector('.pmux-dot');
+    const state = dot && [...dot.classList].find((c) => /^pmux-dot--(?!static)/.test(c));
+    if (!state || state === last) return;
+    last = state;
+    const entry = {state: state.slice(10), mutation: Date.now(), frame: null, painted: null};
+    seen.push(entry);
+    requestAnimationFrame(() => {
+      entry.frame = Date.now();
+      requestAnimationFrame(() => { entry.painted = Date.now(); });
+    });
+  };
+  new MutationObserver(check).observe(item, {subtree: true, attributes: true,
+    attributeFilter: ['class']});
+  check();
+  return true;
+}"""
+
+
+def p15(browser: Any, samples: int, observe: str, clock_offset: Any) -> dict[str, Any]:
+    """``observe``/``clock_offset``: bench_browser's row observer and clock offset."""
+    server = LabServer(extension=True)
+    ws_dir = server.notebooks / "p15"
+    server.extra_env.update(
+        PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
+        CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
+    )
+    with server:
+        ws = server.workspace("p15")
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        try:
+            lab = LabPage(server, context.new_page())
+            lab.page.goto(server.url("lab"))
+            lab.page.locator(f"{PANEL} .pmux-root").wait_for(state="attached", timeout=90_000)
+            lab.command("pmux-widget:show-panel")
+            bash = {"command": "pytest -q tests/test_latency.py", "description": "Run the tests"}
+            for event, fields in [
+                ("SessionStart", {"source": "startup"}),
+                ("UserPromptSubmit", {"prompt": "measure the latency"}),
+                ("PreToolUse", {"tool_name": "Bash", "tool_input": bash, "tool_use_id": "t1"}),
+            ]:
+                ws.fire(hook_payload(event, SID, CWD, **fields))
+            lab.wait_state(SID, "busy", within=PANEL)
+            lab.page.evaluate(_OBSERVE_STATUS, STATUS)
+            lab.page.evaluate(observe, [SID, PANEL])
+            offset = clock_offset(lab.page)
+            response = {"stdout": "1 passed", "stderr": "", "interrupted": False}
+            steps = [
+                ("PermissionRequest", "needs-input", {"tool_name": "Bash", "tool_input": bash}),
+                ("PostToolUse", "busy", {"tool_name": "Bash", "tool_input": bash,
+                                         "tool_response": response, "tool_use_id": "t1"}),
+            ]  # fmt: skip
+            times = _samples(lab, ws, steps, samples, offset)
+            kernels = server.api("GET", "/api/kernels")[1]
+        finally:
+            context.close()
+    return {**times, "offset": offset, "kernels": kernels}
+
+
+def _samples(
+    lab: LabPage, ws: Any, steps: list[Any], samples: int, offset: float
+) -> dict[str, list[float]]:
+    status: list[float] = []
+    row: list[float] = []
+    mutation: list[float] = []
+    frame: list[float] = []
+    script: list[float] = []
+    rng = random.Random(15)
+    for i in range(samples):
+        event, state, fields = steps[i % 2]
+        argv, kwargs = ws.hook_command(hook_payload(event, SID, CWD, **fields))
+        data = kwargs.pop("input")
+        t0 = time.time() * 1000
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            **kwargs,
+        )  # fmt: skip
+        proc.communicate(data, timeout=10)
+        script.append(time.time() * 1000 - t0)
+        # entry 0 of each is the state seen when its observer started
+        lab.page.wait_for_function(
+            """([n, state]) => [window.__pmuxStatus, window.__pmuxSeen].every((seen) =>
+                 seen.length > n && seen[n].state === state && seen[n].painted !== null)""",
+            arg=[i + 1, state],
+            timeout=10_000,
+            polling="raf",
+        )
+        entries = lab.page.evaluate("(n) => [window.__pmuxStatus[n], window.__pmuxSeen[n]]", i + 1)
+        status.append(entries[0]["painted"] - offset - t0)
+        mutation.append(entries[0]["mutation"] - offset - t0)
+        frame.append(entries[0]["frame"] - offset - t0)
+        row.append(entries[1]["painted"] - offset - t0)
+        lab.page.wait_for_timeout(rng.uniform(60, 160))
+    return {"status": status, "row": row, "mutation": mutation, "frame": frame, "script": script}
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
+
+
+def p15_rows(result: dict[str, Any]) -> list[Row]:
+    status, row = result["status"], result["row"]
+    p95 = percentile(status, 95)
+    no_kernel = result["kernels"] == []
+    return [
+        (
+            f"P15 hook script start → status-bar dot painted (extension, no kernel), "
+            f"p95 (n={len(status)})",
+            _ms(p95),
+            f"≤ {P15_P95_MS:.0f} ms",
+            p95 <= P15_P95_MS and no_kernel,
+        ),
+        (
+            "P15 → status dot painted p50 / max; panel row painted p50 / p95",
+            f"{_ms(percentile(status, 50))} / {_ms(max(status))}; "
+            f"{_ms(percentile(row, 50))} / {_ms(percentile(row, 95))}",
+            "info",
+            True,
+        ),
+        (
+            "P15 → status dot in the DOM / frame start, p50 / p95; hook script p50 / p95",
+            f"{_ms(percentile(result['mutation'], 50))} / "
+            f"{_ms(percentile(result['mutation'], 95))}; "
+            f"{_ms(percentile(result['frame'], 50))} / {_ms(percentile(result['frame'], 95))}; "
+            f"{_ms(percentile(result['script'], 50))} / {_ms(percentile(result['script'], 95))}",
+            "info",
+            True,
+        ),
+    ]
