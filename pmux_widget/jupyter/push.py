@@ -205,18 +205,18 @@ class PresenceHandler(_PushBase):
                 '"focused": bool, "input_at"?: epoch ms}',
             )
             return
-        done = await self.on_notifier(
-            lambda n: (
-                n.report_presence(
-                    device,
-                    frozenset(sessions[:1000]),
-                    visible=data["visible"],
-                    focused=data["focused"],
-                    input_at=input_at,
-                )
-                or True
+
+        def report(n: Notifier) -> bool:
+            n.report_presence(
+                device,
+                frozenset(sessions[:1000]),
+                visible=data["visible"],
+                focused=data["focused"],
+                input_at=input_at,
             )
-        )
+            return True
+
+        done = await self.on_notifier(report)
         if done:
             self.set_status(204)
             self.finish()

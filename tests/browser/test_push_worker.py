@@ -14,6 +14,8 @@ in the worker around the real notification ``getNotifications()`` returns.
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -186,3 +188,112 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(served: LabServer)
             assert refused[0]["actions"] == [] and refused[0]["data"]["token"] == ""
         finally:
             browser.close()
+
+
+STUB = """(sub) => {
+  // Offline headless Chromium cannot subscribe (no push service): the browser half of a
+  // subscription is the loopback push service's stand-in, its keys made by the test.
+  const fake = { endpoint: sub.endpoint, options: { applicationServerKey: null },
+                 toJSON: () => sub, unsubscribe: async () => true };
+  PushManager.prototype.subscribe = async function () { return fake; };
+  PushManager.prototype.getSubscription = async function () { return null; };
+}"""
+
+
+def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Path) -> None:
+    """JupyterLab with this checkout's labextension: ``lab?pmux-session=<id>`` opens the panel
+    on that row; the page reports what the panel shows; "Notify this device" hands the
+    subscription to the server (XSRF through JupyterLab's own requests), a hook then reaches
+    the loopback push service encrypted for it, and Remove forgets it."""
+    from types import SimpleNamespace
+
+    from playwright.sync_api import sync_playwright
+
+    from pmux_widget.notify.config import notify_settings
+    from pmux_widget.system.home import PmuxHome
+
+    from ..jupyter_ext import Hooks
+    from ..notify_servers import PushService
+    from .conftest import LabServer as Lab
+
+    try:
+        check_available()
+    except LabUnavailable as exc:
+        _unavailable(str(exc))
+    pmux, claude = PmuxHome(tmp_path / "pmux").ensure(), tmp_path / "claude"
+    claude.mkdir()
+    notify_settings(pmux.root, cooldown_s=0, looking_s=1)
+    env = {"PMUX_WIDGET_HOME": str(pmux.root), "CLAUDE_CONFIG_DIR": str(claude),
+           "PMUX_WIDGET_NOTIFY_DELAY": "0"}  # fmt: skip
+    lab = Lab(tmp_path / "lab", extension=True, env=env).start()
+    push = PushService().start()
+    try:
+        hooks = Hooks(SimpleNamespace(claude=claude, pmux=pmux, env={**os.environ, **env}))  # type: ignore[arg-type]
+        hooks.fire("UserPromptSubmit", SID, prompt="deploy it")
+        phone = push.browser("lab-page")
+        with sync_playwright() as playwright:
+            browser = launch_chromium(playwright)
+            try:
+                origin = f"http://127.0.0.1:{lab.port}"
+                context = browser.new_context()
+                context.grant_permissions(["notifications"], origin=origin)
+                context.add_init_script(f"({STUB})({json.dumps(phone.subscription())})")
+                page = context.new_page()
+                page.set_default_timeout(60_000)
+                page.goto(lab.url(f"lab?pmux-session={SID}"))
+                # the panel opened with that row focused (selected)
+                page.wait_for_function(
+                    """(sid) => document.activeElement?.closest?.('#pmux-widget-panel')
+                                && document.activeElement.closest('.pmux-row')
+                                   ?.getAttribute('data-session-id') === sid""",
+                    arg=SID,
+                )
+                assert "pmux-session" not in page.url, "the link's parameter is consumed"
+
+                # the page said what its panel shows (the rules read it from notify.db)
+                def presence() -> list[tuple[str, str, int]]:
+                    db = sqlite3.connect(f"file:{pmux.root / 'notify.db'}?mode=ro", uri=True)
+                    try:
+                        return list(db.execute("SELECT device, sessions, visible FROM presence"))
+                    finally:
+                        db.close()
+
+                seen = wait_until(
+                    lambda: [p for p in presence() if SID in json.loads(p[1]) and p[2] == 1],
+                    30,
+                    what=lambda: f"the page's presence: {presence()}",
+                )
+                assert seen[0][0].startswith("page-")
+
+                button = page.locator(".pmux-lab-push-subscribe")
+                assert button.is_enabled() and button.text_content() == "Notify this device"
+                button.click()
+                page.wait_for_function(
+                    "() => document.querySelector('.pmux-lab-push-note')?.textContent"
+                    "?.includes('is notified')"
+                )
+                item = page.locator(".pmux-lab-push-devices li")
+                item.wait_for()
+                assert "(this device)" in (item.text_content() or "")
+                subs = json.loads((pmux.root / "push" / "subscriptions.json").read_text())
+                assert [s["endpoint"] for s in subs] == [phone.endpoint]
+
+                # the session asks: once the page has not been used for looking_s, it is pushed
+                hooks.fire("PermissionRequest", SID, tool_name="Bash",
+                           tool_input={"command": "make deploy"})  # fmt: skip
+                wait_until(lambda: push.delivered or push.errors, 60, what="the push")
+                assert not push.errors, push.errors
+                pushed = push.delivered[0].payload
+                assert pushed["session_id"] == SID and pushed["state"] == "needs-input"
+                assert pushed["url"] == f"/lab?pmux-session={SID}"
+
+                page.locator(".pmux-lab-push-remove").click()
+                page.wait_for_function(
+                    "() => document.querySelectorAll('.pmux-lab-push-devices li').length === 0"
+                )
+                assert json.loads((pmux.root / "push" / "subscriptions.json").read_text()) == []
+            finally:
+                browser.close()
+    finally:
+        push.stop()
+        lab.stop()

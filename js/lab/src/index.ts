@@ -56,7 +56,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(PANEL_ID);
     };
     setLabPanel({ open });
-    installPush(app.serviceManager.serverSettings, panel, open);
+    installPush(app.serviceManager.serverSettings, panel, open, app.restored);
 
     if (statusBar) {
       const item = new StatusItem(live, open);

@@ -257,8 +257,9 @@ function item(text: string, className = ""): HTMLLIElement {
   return li;
 }
 
-/** This page's presence: what the panel shows, and whether someone uses the page. Every 30 s
- * and at once on focus, blur and visibility changes; stops on a server without the route. */
+/** This page's presence: what the panel shows, and whether someone uses the page. Every 30 s,
+ * and at once when the panel shows other sessions, on focus, blur and visibility changes;
+ * stops on a server without the route. */
 export function reportPresence(
   settings: ServerConnection.ISettings,
   shown: () => string[],
@@ -269,11 +270,14 @@ export function reportPresence(
   const onInput = (): void => {
     inputAt = Date.now();
   };
+  let sent = ""; // the sessions the server last heard, joined
+  let since = 0;
   const send = async (): Promise<void> => {
     if (stopped) return;
+    const sessions = shown();
     const body = {
       device,
-      sessions: shown(),
+      sessions,
       visible: document.visibilityState === "visible",
       focused: document.hasFocus(),
       input_at: inputAt,
@@ -281,18 +285,39 @@ export function reportPresence(
     try {
       const response = await call(settings, "push/presence", { method: "POST", body: JSON.stringify(body) });
       if (response.status === 404) stop(); // a server extension without Web Push
+      else if (response.ok) sent = sessions.join(",");
     } catch {
       // offline: the next report says it again
     }
   };
-  const now = (): void => void send();
-  const timer = window.setInterval(now, PRESENCE_MS);
+  // one report at a time, in order (the server keeps the last one it stored per page)
+  let inFlight: Promise<void> | null = null;
+  let again = false;
+  const now = (): void => {
+    if (inFlight) {
+      again = true;
+      return;
+    }
+    since = 0;
+    inFlight = send().finally(() => {
+      inFlight = null;
+      if (again) {
+        again = false;
+        now();
+      }
+    });
+  };
+  // every 30 s; sooner when what the panel shows changed (a local look every 2 s)
+  const timer = window.setInterval(() => {
+    since += 2000;
+    if (shown().join(",") !== sent || since >= PRESENCE_MS) now();
+  }, 2000);
   const events = ["pointerdown", "keydown", "wheel", "touchstart"];
   for (const name of events) window.addEventListener(name, onInput, { passive: true, capture: true });
   window.addEventListener("focus", now);
   window.addEventListener("blur", now);
   document.addEventListener("visibilitychange", now);
-  void send();
+  now();
   function stop(): void {
     stopped = true;
     window.clearInterval(timer);
@@ -322,13 +347,14 @@ export function showSession(panel: SessionsPanel, open: () => void, sessionId: s
 
 /** `?pmux-session=<id>` in the page's URL (a notification opened it), and the worker's
  * message when a notification is clicked while this page is open. */
-export function followNotifications(panel: SessionsPanel, open: () => void): void {
+export function followNotifications(panel: SessionsPanel, open: () => void, restored: Promise<unknown>): void {
   const url = new URL(window.location.href);
   const wanted = url.searchParams.get("pmux-session");
   if (wanted) {
     url.searchParams.delete("pmux-session");
     window.history.replaceState(window.history.state, "", url.toString());
-    showSession(panel, open, wanted);
+    // after the layout is restored: restoring it activates (and focuses) other widgets
+    void restored.then(() => showSession(panel, open, wanted));
   }
   if (!("serviceWorker" in navigator)) return;
   navigator.serviceWorker.addEventListener("message", (event: MessageEvent) => {
@@ -342,10 +368,15 @@ export function followNotifications(panel: SessionsPanel, open: () => void): voi
 }
 
 /** Everything above, wired to the panel (the plugin calls it once). */
-export function installPush(settings: ServerConnection.ISettings, panel: SessionsPanel, open: () => void): void {
+export function installPush(
+  settings: ServerConnection.ISettings,
+  panel: SessionsPanel,
+  open: () => void,
+  restored: Promise<unknown>,
+): void {
   const section = new PushSection(settings);
   panel.node.append(section.node);
   panel.disposed.connect(() => section.dispose());
   reportPresence(settings, () => (panel.isVisible ? panel.liveRows().map((row) => row.session_id) : []));
-  followNotifications(panel, open);
+  followNotifications(panel, open, restored);
 }
