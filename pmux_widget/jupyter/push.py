@@ -31,9 +31,8 @@ from .service import Unavailable
 
 if TYPE_CHECKING:
     from pmux_widget.notify.notifier import Notifier
-    from pmux_widget.runtime.hub import Hub
 
-__all__ = ["attach", "page_url", "routes"]
+__all__ = ["page_url", "routes"]
 
 #: A subscription, a presence report or an answer is a few hundred bytes.
 MAX_BODY = 16 * 1024
@@ -50,18 +49,6 @@ def page_url(base_url: str, default_url: str) -> str:
     is Notebook's (its ``default_url``); ``?pmux-session=<id>`` selects the row."""
     page = "tree" if default_url.rstrip("/").endswith("/tree") else "lab"
     return base_url.rstrip("/") + "/" + page
-
-
-def attach(hub: Hub, page: str) -> Notifier | None:
-    """Point the hub's notifier's links at ``page`` (None when notifications are off)."""
-    from urllib.parse import quote
-
-    from pmux_widget.notify.notifier import find
-
-    notifier = find(hub)
-    if notifier is not None:
-        notifier.url_for = lambda sid: f"{page}?pmux-session={quote(sid, safe='')}"
-    return notifier
 
 
 def _device_of(user_agent: str) -> str:

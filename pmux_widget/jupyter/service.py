@@ -80,9 +80,7 @@ class ServerHub:
 
             # always a notifier (a browser may subscribe later), unless PMUX_WIDGET_NOTIFY=0
             hub = make_hub(notify=env_wants_notifier() is not False).start()
-            from .push import attach
-
-            attach(hub, self.page)
+            self._link_notifications(hub)
             try:
                 from .stream import Stream
 
@@ -107,6 +105,17 @@ class ServerHub:
             self.log.exception("pmux-widget | %s", self.error)
         finally:
             self._ready.set()
+
+    def _link_notifications(self, hub: Hub) -> None:
+        """What a click on a notification opens: this server's page, on the session's row."""
+        from urllib.parse import quote
+
+        from pmux_widget.notify.notifier import find
+
+        notifier = find(hub)
+        if notifier is not None:
+            page = self.page
+            notifier.url_for = lambda sid: f"{page}?pmux-session={quote(sid, safe='')}"
 
     def stop(self) -> None:
         """Stop the hub (its runtime file goes) and the route threads. Safe to call twice."""
