@@ -298,3 +298,12 @@ def test_answer_from_the_notification_once(tmp_path: Path, push: PushService) ->
     finally:
         fleet.stop()
         server.stop()
+
+
+def test_a_click_opens_this_servers_page() -> None:
+    from pmux_widget.jupyter.push import page_url
+
+    assert page_url("/", "/lab") == "/lab"
+    assert page_url("/user/alice/", "/user/alice/lab") == "/user/alice/lab"
+    assert page_url("/", "/tree") == "/tree"  # Notebook 7: its tree page has the panel
+    assert page_url("/user/alice/", "/user/alice/tree") == "/user/alice/tree"

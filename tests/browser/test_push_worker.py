@@ -297,3 +297,44 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
     finally:
         push.stop()
         lab.stop()
+
+
+def test_the_panel_says_why_push_is_off_on_an_insecure_page(tmp_path: Path) -> None:
+    """Over plain http at a name that is not localhost (a LAN address, a host name) the
+    browser offers no push: the button is off and the panel says why."""
+    from playwright.sync_api import sync_playwright
+
+    from ..helpers import CHROMIUM, CHROMIUM_ARGS
+
+    try:
+        check_available()
+    except LabUnavailable as exc:
+        _unavailable(str(exc))
+    built = Path(__file__).resolve().parents[2] / "pmux_widget" / "labextension"
+    if not (built / "package.json").exists():
+        _unavailable(f"{built} is not built: npm run build")
+    server = LabServer(tmp_path, lab=True, args=("--ServerApp.allow_remote_access=True",))
+    link = tmp_path / "jupyter-data" / "labextensions" / "pmux-widget"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(built, target_is_directory=True)
+    server.start()
+    try:
+        with sync_playwright() as playwright:
+            # pmux.test is this machine, but not a name the browser trusts as local
+            args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP pmux.test 127.0.0.1"]
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(60_000)
+                page.goto(f"http://pmux.test:{server.port}/lab?token={TOKEN}")
+                assert page.evaluate("window.isSecureContext") is False
+                note = page.locator(".pmux-lab-push-note")
+                note.wait_for(state="attached")
+                text = note.text_content() or ""
+                assert "https" in text and "localhost" in text, text
+                assert f"pmux.test:{server.port}" in text
+                assert page.locator(".pmux-lab-push-subscribe").is_disabled()
+            finally:
+                browser.close()
+    finally:
+        server.stop()
