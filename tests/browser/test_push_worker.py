@@ -287,6 +287,14 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
                 assert pushed["session_id"] == SID and pushed["state"] == "needs-input"
                 assert pushed["url"] == f"/lab?pmux-session={SID}"
 
+                # the panel collapsed: the page shows no session any more, and says so
+                page.evaluate("window.jupyterapp.shell.collapseRight()")
+                wait_until(
+                    lambda: [p for p in presence() if p[1] == "[]"],
+                    30,
+                    what=lambda: f"the page's presence once hidden: {presence()}",
+                )
+                page.evaluate("window.jupyterapp.shell.expandRight()")
                 page.locator(".pmux-lab-push-remove").click()
                 page.wait_for_function(
                     "() => document.querySelectorAll('.pmux-lab-push-devices li').length === 0"

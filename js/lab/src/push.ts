@@ -1,9 +1,10 @@
 // Web Push in the panel: "Notify this device" (the service worker at {base}pmux/sw.js, a push
 // subscription kept by the server extension), the browsers subscribed with Remove, the
-// channels and browsers whose last send failed, the page's presence reports (a session the
-// panel shows to someone at the keyboard is not pushed), and the way back from a notification
-// (`?pmux-session=<id>` in the URL, or the worker's postMessage when a page is open: the panel
-// opens with that row selected). Routes and payload: docs/notifications.md.
+// channels and browsers whose last send failed, the page's presence reports (a session that
+// the panel, or a notebook's widget on the page, shows to someone at the keyboard is not
+// pushed), and the way back from a notification (`?pmux-session=<id>` in the URL, or the
+// worker's postMessage when a page is open: the panel opens with that row selected). Routes
+// and payload: docs/notifications.md.
 import { URLExt } from "@jupyterlab/coreutils";
 import { ServerConnection } from "@jupyterlab/services";
 import type { SessionsPanel } from "./panel";
@@ -329,6 +330,17 @@ export function reportPresence(
   return stop;
 }
 
+/** The sessions this page shows: rows drawn on screen, in the panel or in a notebook's widget
+ * (a hidden panel, a collapsed list or a closed tab draws none). */
+export function shownSessions(): string[] {
+  const ids = new Set<string>();
+  for (const el of document.querySelectorAll<HTMLElement>(".pmux-row[data-session-id]")) {
+    const id = el.getAttribute("data-session-id");
+    if (id && el.getClientRects().length > 0) ids.add(id);
+  }
+  return [...ids].sort();
+}
+
 /** Open the panel on `sessionId`'s row (it may not be there yet: the stream is connecting). */
 export function showSession(panel: SessionsPanel, open: () => void, sessionId: string): void {
   open();
@@ -377,6 +389,6 @@ export function installPush(
   const section = new PushSection(settings);
   panel.node.append(section.node);
   panel.disposed.connect(() => section.dispose());
-  reportPresence(settings, () => (panel.isVisible ? panel.liveRows().map((row) => row.session_id) : []));
+  reportPresence(settings, shownSessions);
   followNotifications(panel, open, restored);
 }
