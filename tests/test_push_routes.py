@@ -189,6 +189,21 @@ def test_a_hook_pushes_the_contract_payload_once(server: LabServer, push: PushSe
     assert set(closing) == CONTRACT and closing["state"] == "answered" and closing["tag"] == S1
 
 
+def test_a_failing_browser_is_shown_failing(server: LabServer, push: PushService) -> None:
+    """A push service that refuses (500, three tries): the panel's overview says so, like
+    ``doctor``; a working browser next to it stays "ok"."""
+    subscribe(server, push.browser("broken", status=500), "old tablet")
+    subscribe(server, push.browser("phone"), "phone")
+    ask(Hooks(server), S1)
+
+    def status() -> dict[str, str]:
+        browsers = server.get("pmux/api/notify").json()["browsers"]
+        return {b["device"]: b["status"] for b in browsers}
+
+    wait_until(lambda: status()["old tablet"].startswith("failing"), 60, what=status)
+    assert "500" in status()["old tablet"] and status()["phone"] == "ok"
+
+
 def test_someone_looking_at_the_session_holds_the_push_back(
     tmp_path: Path, push: PushService
 ) -> None:
