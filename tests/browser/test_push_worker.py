@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from ..helpers import launch_chromium, wait_until
 from ..jupyter_ext import TOKEN, LabServer
@@ -222,7 +223,7 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
         _unavailable(str(exc))
     pmux, claude = PmuxHome(tmp_path / "pmux").ensure(), tmp_path / "claude"
     claude.mkdir()
-    notify_settings(pmux.root, cooldown_s=0, looking_s=1)
+    notify_settings(pmux.root, cooldown_s=0, looking_s=1, actions=True)
     env = {"PMUX_WIDGET_HOME": str(pmux.root), "CLAUDE_CONFIG_DIR": str(claude),
            "PMUX_WIDGET_NOTIFY_DELAY": "0"}  # fmt: skip
     lab = Lab(tmp_path / "lab", extension=True, env=env).start()
@@ -287,6 +288,16 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
                 assert pushed["session_id"] == SID and pushed["state"] == "needs-input"
                 assert pushed["url"] == f"/lab?pmux-session={SID}"
 
+                # an answer from the notification (refused here: no terminal holds this
+                # session) is listed with the device it came from once the panel shows again
+                answer = requests.post(
+                    f"http://127.0.0.1:{lab.port}/pmux/api/push/answer",
+                    json={"token": pushed["token"], "action": "approve",
+                          "endpoint": phone.endpoint},
+                    headers={"Authorization": f"token {lab.token}"},
+                    timeout=30,
+                )  # fmt: skip
+                assert answer.status_code == 409, answer.text
                 # the panel collapsed: the page shows no session any more, and says so
                 page.evaluate("window.jupyterapp.shell.collapseRight()")
                 wait_until(
@@ -295,6 +306,9 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
                     what=lambda: f"the page's presence once hidden: {presence()}",
                 )
                 page.evaluate("window.jupyterapp.shell.expandRight()")
+                listed = page.locator(".pmux-lab-push-answer").first
+                listed.wait_for()
+                assert (listed.text_content() or "").startswith("Allow once from Chrome on ")
                 page.locator(".pmux-lab-push-remove").click()
                 page.wait_for_function(
                     "() => document.querySelectorAll('.pmux-lab-push-devices li').length === 0"

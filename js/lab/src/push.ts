@@ -149,7 +149,9 @@ export class PushSection {
   private readonly button: HTMLButtonElement;
   private readonly list: HTMLUListElement;
   private readonly failing: HTMLUListElement;
+  private readonly answers: HTMLUListElement;
   private timer = 0;
+  private readonly seen: IntersectionObserver;
 
   constructor(private readonly settings: ServerConnection.ISettings) {
     const node = (this.node = document.createElement("section"));
@@ -173,8 +175,11 @@ export class PushSection {
     this.list.className = "pmux-lab-push-devices";
     this.failing = document.createElement("ul");
     this.failing.className = "pmux-lab-push-failing";
-    for (const ul of [this.list, this.failing]) ul.style.cssText = "margin:4px 0;padding-left:16px";
-    node.append(head, this.button, this.note, this.list, this.failing);
+    this.answers = document.createElement("ul");
+    this.answers.className = "pmux-lab-push-answers";
+    this.answers.setAttribute("aria-label", "Answers from notifications");
+    for (const ul of [this.list, this.failing, this.answers]) ul.style.cssText = "margin:4px 0;padding-left:16px";
+    node.append(head, this.button, this.note, this.list, this.failing, this.answers);
     const why = pushUnsupported();
     if (why) {
       this.button.disabled = true;
@@ -182,6 +187,11 @@ export class PushSection {
     }
     void this.refresh();
     this.timer = window.setInterval(() => void this.refresh(), 60_000);
+    // and whenever the section comes into view (the panel opened, scrolled to)
+    this.seen = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) void this.refresh();
+    });
+    this.seen.observe(node);
   }
 
   async subscribe(): Promise<void> {
@@ -241,12 +251,24 @@ export class PushSection {
     ];
     this.failing.replaceChildren(...bad.map((text) => item(text, "pmux-lab-push-bad")));
     this.failing.style.color = "var(--jp-error-color1, #d32f2f)";
+    // every answer given from a notification, with its device (the last five)
+    const answered = (data.answers ?? []).slice(-5).reverse();
+    this.answers.replaceChildren(
+      ...answered.map((a) =>
+        item(
+          `${a.action === "approve" ? "Allow once" : "Deny"} from ${a.device || "a browser"} at ` +
+            `${new Date(a.at).toLocaleTimeString()}: ${a.outcome.replace(/^\d+ /, "")}`,
+          "pmux-lab-push-answer",
+        ),
+      ),
+    );
     const subscribed = mine !== null && data.browsers.some((b) => b.id === mine);
     if (!pushUnsupported()) this.button.textContent = subscribed ? "Subscribe again" : "Notify this device";
   }
 
   dispose(): void {
     window.clearInterval(this.timer);
+    this.seen.disconnect();
     this.node.remove();
   }
 }
