@@ -13,6 +13,9 @@ const MAX_REAPPLY = 3;
 
 export class TitleManager {
   private readonly counts = new Map<object, number>();
+  /** each view's model (what feeds it): while an owner model is claimed, only its views count */
+  private readonly sources = new Map<object, object | undefined>();
+  private owner: object | null = null;
   /** The title without our prefix; null while we have not touched the title. */
   private base: string | null = null;
   /** What we last wrote, to tell our writes from the page's. */
@@ -22,21 +25,40 @@ export class TitleManager {
 
   constructor(private readonly doc: Document) {}
 
-  /** Set a view's count (0 when its option is off or nothing needs attention). */
-  set(owner: object, count: number): void {
-    if (this.counts.get(owner) === count) return;
+  /** Set a view's count (0 when its option is off or nothing needs attention); `source` is
+   * the model the view shows. */
+  set(owner: object, count: number, source?: object): void {
+    if (this.counts.get(owner) === count && this.sources.get(owner) === source) return;
     this.counts.set(owner, count);
+    this.sources.set(owner, source);
     this.apply();
   }
 
   remove(owner: object): void {
+    this.sources.delete(owner);
     if (this.counts.delete(owner)) this.apply();
+  }
+
+  /** The page's owner of the prefix (the JupyterLab panel's model, while its stream is open):
+   * its views alone count, so the title agrees with the status bar even when a notebook's
+   * widget watches another hub. */
+  claim(source: object): void {
+    this.owner = source;
+    this.apply();
+  }
+
+  release(source: object): void {
+    if (this.owner !== source) return;
+    this.owner = null;
+    this.apply();
   }
 
   /** The prefix number shown now (0: none). */
   get shown(): number {
     let max = 0;
-    for (const n of this.counts.values()) max = Math.max(max, n);
+    for (const [view, n] of this.counts) {
+      if (this.owner === null || this.sources.get(view) === this.owner) max = Math.max(max, n);
+    }
     return max;
   }
 

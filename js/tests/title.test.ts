@@ -101,3 +101,25 @@ describe("one title manager per page, whatever the number of widget models", () 
     await tick();
   });
 });
+
+describe("a page owner of the prefix (the JupyterLab panel)", () => {
+  it("counts only the owner's views while claimed, every view's again once released", () => {
+    const doc = document.implementation.createHTMLDocument("Lab");
+    const manager = new TitleManager(doc);
+    const panelModel = {};
+    const cellModel = {};
+    const panelView = {};
+    const cellView = {};
+    manager.set(cellView, 3, cellModel);
+    manager.set(panelView, 1, panelModel);
+    expect(doc.title).toBe("(3) Lab");
+    manager.claim(panelModel);
+    expect(doc.title).toBe("(1) Lab");
+    manager.set(panelView, 0, panelModel);
+    expect(doc.title).toBe("Lab");
+    manager.release(panelModel);
+    expect(doc.title).toBe("(3) Lab");
+    manager.remove(cellView);
+    expect(doc.title).toBe("Lab");
+  });
+});

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import signal
 from collections.abc import Iterator
@@ -296,6 +297,44 @@ def test_palette_commands_and_settings(
     lab.page.evaluate(
         """() => window.jupyterapp.serviceManager.settings.save('pmux-widget:plugin', '{}')"""
     )
+    no_kernel(ext_server)
+
+
+def test_the_panel_says_offline_and_reconnects_by_itself(
+    ext: tuple[LabPage, Workspace], ext_server: LabServer
+) -> None:
+    """The stream drops (as when the server restarts) and is refused for a while: the panel
+    says it is offline, keeps its rows, and comes back by itself with what happened meanwhile."""
+    lab, ws = ext
+    outage = {"on": False, "open": []}
+
+    def route(socket: Any) -> None:
+        if outage["on"]:
+            socket.close()
+            return
+        socket.connect_to_server()  # frames pass through both ways
+        outage["open"].append(socket)
+
+    lab.page.route_web_socket(re.compile(r".*/pmux/api/stream.*"), route)
+    open_lab(lab)
+    show_panel(lab)
+    sid, cwd = "6a0d9175-bca4-4e5d-8f80-d17c6d5e4fc6", "/home/dev/projects/outage"
+    fire(ws, "SessionStart", sid, cwd, source="startup")
+    lab.wait_state(sid, "idle", within=PANEL)
+    banner = lab.page.locator(f"{PANEL} .pmux-lab-offline")
+    assert banner.is_hidden()
+
+    outage["on"] = True
+    for socket in outage["open"]:
+        socket.close()
+    banner.wait_for(state="visible", timeout=10_000)
+    assert "Offline" in banner.inner_text()
+    assert lab.row(sid, within=PANEL).is_visible()  # the last rows stay
+    fire(ws, "UserPromptSubmit", sid, cwd, prompt="work while the page is offline")
+
+    outage["on"] = False  # the next attempt (backoff ≤ 10 s) gets through
+    banner.wait_for(state="hidden", timeout=30_000)
+    lab.wait_state(sid, "busy", within=PANEL)
     no_kernel(ext_server)
 
 

@@ -1,11 +1,14 @@
 // The page's one connection to the server extension: a StreamModel over the authenticated
 // websocket, and the Link (store, messages, notifications) the anywidget front-end runs over
 // any model. Each connection gets a fresh Link (a restarted server counts its seq from zero;
-// an old store would ignore everything). The panel and the status item follow `changed`.
+// an old store would ignore everything). The panel and the status item follow `onChange`.
+// While the stream is open the page's tab-title prefix and desktop notifications are this
+// model's (title.ts, notify.ts): one source for the page, however many widgets it shows.
 import { URLExt } from "@jupyterlab/coreutils";
 import type { ServerConnection } from "@jupyterlab/services";
 import { Link } from "../../src/link";
 import { notifier } from "../../src/notify";
+import { titleManager } from "../../src/title";
 import { StreamModel, type SocketLike, type Status } from "../../src/stream-model";
 
 export const STREAM_PATH = "pmux/api/stream";
@@ -42,8 +45,13 @@ export class Live {
   /** The page's notifications are the panel's while its stream is open; while it is not
    * (no server extension, a restart), the cells' widgets still notify. */
   private claim(): void {
-    if (this.model.status === "open") notifier.claim(this.model, this.notifications);
-    else notifier.release(this.model);
+    if (this.model.status === "open") {
+      notifier.claim(this.model, this.notifications);
+      titleManager().claim(this.model);
+    } else {
+      notifier.release(this.model);
+      titleManager().release(this.model);
+    }
   }
 
   get status(): Status {
@@ -64,6 +72,7 @@ export class Live {
 
   dispose(): void {
     notifier.release(this.model);
+    titleManager().release(this.model);
     this.link?.dispose();
     this.link = null;
     this.model.dispose();

@@ -395,7 +395,7 @@ export class WidgetView {
 
   private refreshTitle(): void {
     const on = this.model.get("title_prefix") !== false;
-    titleManager().set(this, on ? this.link.store.counts.attention : 0);
+    titleManager().set(this, on ? this.link.store.counts.attention : 0, this.model);
   }
 
   private listen(event: `change:${string}`, callback: () => void): void {
