@@ -49,10 +49,15 @@ class PmuxWidget(ExtensionApp):
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
+        from .push import page_url
+
+        server = self.serverapp
+        page = page_url(server.base_url, server.default_url) if server is not None else "/lab"
         service = ServerHub(
             enabled=hub_wanted(bool(self.hub)),
             call_timeout=float(self.call_timeout),
             log=self.log,
+            page=page,
         )
         self.service = service
         self.settings[SERVICE_KEY] = service
@@ -71,10 +76,11 @@ class PmuxWidget(ExtensionApp):
         terminals.start()
 
     def initialize_handlers(self) -> None:
+        from . import push
         from .handlers import TEST_ROUTES, routes
         from .new_session import ForgetScreenHandler, NewSessionHandler, TerminalsHandler
 
-        self.handlers.extend(routes())
+        self.handlers.extend(routes() + push.routes())
         self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
         self.handlers.append((r"pmux/api/terminals", TerminalsHandler))
         if os.environ.get(TEST_ROUTES) == "1":

@@ -45,8 +45,12 @@ class Unavailable(Exception):
 class ServerHub:
     """The server's hub (or its absence) and the threads the routes reach it from."""
 
-    def __init__(self, *, enabled: bool, call_timeout: float, log: logging.Logger) -> None:
+    def __init__(
+        self, *, enabled: bool, call_timeout: float, log: logging.Logger, page: str = "/lab"
+    ) -> None:
         self.enabled = enabled
+        #: the page a notification's click opens (``push.page_url``)
+        self.page = page
         self.call_timeout = call_timeout
         self.log = log
         self.hub: Hub | None = None
@@ -71,9 +75,12 @@ class ServerHub:
 
     def _start(self) -> None:
         try:
+            from pmux_widget.notify.notifier import env_wants_notifier
             from pmux_widget.runtime.assemble import make_hub
 
-            hub = make_hub().start()
+            # always a notifier (a browser may subscribe later), unless PMUX_WIDGET_NOTIFY=0
+            hub = make_hub(notify=env_wants_notifier() is not False).start()
+            self._link_notifications(hub)
             try:
                 from .stream import Stream
 
@@ -98,6 +105,17 @@ class ServerHub:
             self.log.exception("pmux-widget | %s", self.error)
         finally:
             self._ready.set()
+
+    def _link_notifications(self, hub: Hub) -> None:
+        """What a click on a notification opens: this server's page, on the session's row."""
+        from urllib.parse import quote
+
+        from pmux_widget.notify.notifier import find
+
+        notifier = find(hub)
+        if notifier is not None:
+            page = self.page
+            notifier.url_for = lambda sid: f"{page}?pmux-session={quote(sid, safe='')}"
 
     def stop(self) -> None:
         """Stop the hub (its runtime file goes) and the route threads. Safe to call twice."""

@@ -13,6 +13,7 @@ import { RANGES, type RangeKey } from "../../src/timeline";
 import { addCommands, CATEGORY, CMD } from "./commands";
 import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
+import { installPush } from "./push";
 import { STATUS_ID, StatusItem } from "./status";
 import { addOpenTerminal, TabDots } from "./tabs";
 
@@ -59,6 +60,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       open,
       openTerminal: (name: string) => void app.commands.execute("terminal:open", { name }),
     });
+    installPush(app.serviceManager.serverSettings, panel, open, app.restored);
 
     if (statusBar) {
       const item = new StatusItem(live, open);
