@@ -39,6 +39,7 @@ MODULES = [
     ("actions", "benchmarks.bench_actions"),
     ("kill", "benchmarks.bench_kill"),
     ("notify", "benchmarks.bench_notify"),
+    ("terminal", "benchmarks.bench_terminal_actions"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),

@@ -34,6 +34,7 @@ __all__ = [
     "counts",
     "history",
     "hub",
+    "new_session",
     "on",
     "session",
     "sessions",
@@ -158,6 +159,27 @@ def counts() -> dict[str, int]:
 def history(session_id: str | None = None) -> list[Transition]:
     """Every recorded state change (time, from, to, source), oldest first."""
     return hub().history(session_id)
+
+
+def new_session(
+    cwd: str | os.PathLike[str],
+    prompt: str | None = None,
+    where: str = "terminal",
+    permission_mode: str | None = None,
+    timeout: float = 90.0,
+) -> Session:
+    """Start ``claude`` in a new JupyterLab terminal (``where="terminal"``, through the
+    Jupyter server this kernel runs under) or tmux window (``"tmux"``) in ``cwd``, with
+    ``prompt`` as its first prompt and ``permission_mode`` (``claude --permission-mode``);
+    returns its Session once its first hook or PID file arrived (with a prompt: once that
+    prompt's turn began, so ``await session.ask()`` gets its answer). Raises
+    ``pmux_widget.starting.LaunchError`` with the reason when it cannot start there (no
+    terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux)."""
+    from pmux_widget.starting import new_session as start_one
+
+    if where not in ("terminal", "tmux"):
+        raise ValueError('where must be "terminal" or "tmux"')
+    return start_one(hub(), cwd, prompt, where, permission_mode, timeout)  # type: ignore[arg-type]
 
 
 def to_dataframe() -> pandas.DataFrame:

@@ -34,6 +34,11 @@ export interface TmuxLocation {
   title: string;
 }
 
+/** The JupyterLab terminal a session runs in (issue 21): its name. */
+export interface TerminalLocation {
+  name: string;
+}
+
 /** A task a turn left running (2.1.332+): a background agent, a shell. */
 export interface BackgroundTask {
   type: string;
@@ -52,6 +57,7 @@ export interface SessionJSON {
   workspace: string | null;
   pid: number | null;
   tmux: TmuxLocation | null;
+  terminal: TerminalLocation | null;
   transcript_path: string | null;
   model: string | null;
   current_tool: string | null;
@@ -81,6 +87,7 @@ export interface Row {
   workspace: string | null;
   pid: number | null;
   tmux: TmuxLocation | null;
+  terminal: TerminalLocation | null;
   transcript_path: string | null;
   model: string | null;
   current_tool: string | null;

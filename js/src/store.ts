@@ -13,6 +13,7 @@ import type {
   Row,
   SnapshotInput,
   Tokens,
+  TerminalLocation,
   TmuxLocation,
 } from "./types";
 
@@ -217,6 +218,10 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     workspace: str(r.workspace),
     pid: typeof r.pid === "number" ? r.pid : null,
     tmux: r.tmux && typeof r.tmux === "object" ? (r.tmux as TmuxLocation) : null,
+    terminal:
+      r.terminal && typeof r.terminal === "object" && typeof (r.terminal as TerminalLocation).name === "string"
+        ? { name: (r.terminal as TerminalLocation).name }
+        : null,
     transcript_path: str(r.transcript_path),
     model: str(r.model),
     current_tool: currentTool,

@@ -54,6 +54,7 @@ __all__ = [
     "SessionJSON",
     "Snapshot",
     "StateName",
+    "TerminalJSON",
     "Traits",
     "TransitionJSON",
     "activity",
@@ -105,6 +106,12 @@ class TmuxJSON(TypedDict):
     title: str
 
 
+class TerminalJSON(TypedDict):
+    """The JupyterLab terminal a session runs in (issue 21): its name."""
+
+    name: str
+
+
 class BackgroundTaskJSON(TypedDict):
     """A task a turn left running (2.1.332+): a background agent, a shell."""
 
@@ -125,6 +132,7 @@ class SessionJSON(TypedDict):
     workspace: str | None
     pid: int | None
     tmux: TmuxJSON | None
+    terminal: TerminalJSON | None
     transcript_path: str | None
     model: str | None
     current_tool: str | None

@@ -41,6 +41,7 @@ from pmux_widget.core.contract import (
     SessionJSON,
     Snapshot,
     StateName,
+    TerminalJSON,
     TmuxJSON,
     TokensJSON,
     Traits,
@@ -49,7 +50,14 @@ from pmux_widget.core.contract import (
     describe_source,
     row,
 )
-from pmux_widget.core.model import Session, State, TmuxLocation, Tokens, Tracking
+from pmux_widget.core.model import (
+    Session,
+    State,
+    TerminalLocation,
+    TmuxLocation,
+    Tokens,
+    Tracking,
+)
 from pmux_widget.core.wording import (
     AUTO_COMPACT_AT,
     CONTEXT_WARN_AT,
@@ -68,6 +76,7 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("Counts", Counts),
     ("Tokens", TokensJSON),
     ("TmuxLocation", TmuxJSON),
+    ("TerminalLocation", TerminalJSON),
     ("BackgroundTask", BackgroundTaskJSON),
     ("SessionJSON", SessionJSON),
     ("Row", Row),
@@ -225,6 +234,7 @@ def sample() -> dict[str, Any]:
             project=f"p{i % 3}",
             workspace=f"p{i % 3}",
             tmux=TmuxLocation("work", str(i), f"%{i}") if i % 2 else None,
+            terminal=TerminalLocation(str(i)) if i % 4 == 2 else None,
             tokens=Tokens(input=i, output=2 * i),
             source="hook:Stop",
             tracking=Tracking(ended=ended),

@@ -62,6 +62,7 @@ __all__ = [
     "PidStatus",
     "Session",
     "State",
+    "TerminalLocation",
     "TmuxLocation",
     "Tokens",
     "Tracking",
@@ -142,6 +143,23 @@ class TmuxLocation:
 
 
 @dataclass(frozen=True, slots=True)
+class TerminalLocation:
+    """The JupyterLab terminal whose shell a session's Claude descends from: its name (what
+    ``terminal:open`` and ``/api/terminals`` call it)."""
+
+    name: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> TerminalLocation | None:
+        if not data or not isinstance(data, Mapping) or not data.get("name"):
+            return None
+        return cls(name=str(data["name"]))
+
+
+@dataclass(frozen=True, slots=True)
 class BackgroundTask:
     """A task a turn left running (a ``Stop`` hook's ``background_tasks``, Claude Code ≥ 2.1.198):
     a background sub-agent (``subagent``; also ``workflow``, ``teammate``) or a ``shell``."""
@@ -181,6 +199,7 @@ JSON_FIELDS = (
     "workspace",
     "pid",
     "tmux",
+    "terminal",
     "transcript_path",
     "model",
     "current_tool",
@@ -218,6 +237,8 @@ class Session:
     workspace: str | None = None
     pid: int | None = None
     tmux: TmuxLocation | None = None
+    #: the JupyterLab terminal it runs in (set by the server extension's mapping)
+    terminal: TerminalLocation | None = None
     transcript_path: str | None = None
     model: str | None = None
     current_tool: str | None = None
@@ -270,6 +291,8 @@ class Session:
         base = base or self.session_id[:8]
         if self.tmux:
             return f"{base} ({self.tmux.session}:{self.tmux.window}.{self.tmux.pane})"
+        if self.terminal:
+            return f"{base} (terminal {self.terminal.name})"
         return base
 
     def replace(self, **changes: Unpack[SessionChanges]) -> Session:
@@ -319,6 +342,7 @@ class Session:
             "workspace": self.workspace,
             "pid": self.pid,
             "tmux": self.tmux.to_json() if self.tmux else None,
+            "terminal": self.terminal.to_json() if self.terminal else None,
             "transcript_path": self.transcript_path,
             "model": self.model,
             "current_tool": self.current_tool,
@@ -349,6 +373,7 @@ class Session:
         known["state"] = State(known.get("state", State.IDLE.value))
         known["tokens"] = Tokens.from_json(known.get("tokens"))
         known["tmux"] = TmuxLocation.from_json(known.get("tmux"))
+        known["terminal"] = TerminalLocation.from_json(known.get("terminal"))
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
         tasks = (BackgroundTask.from_json(task) for task in known.get("background_tasks") or ())
         known["background_tasks"] = tuple(task for task in tasks if task is not None)
@@ -367,6 +392,7 @@ class SessionChanges(TypedDict, total=False):
     workspace: str | None
     pid: int | None
     tmux: TmuxLocation | None
+    terminal: TerminalLocation | None
     transcript_path: str | None
     model: str | None
     current_tool: str | None

@@ -144,3 +144,14 @@ def on_locate(step: StepEdits, signal: sig.Locate) -> None:
         if not s.project:
             s = named(s, signal.project or project_of(signal.cwd))
     step.put(s)
+
+
+def on_in_terminal(step: StepEdits, signal: sig.InTerminal) -> None:
+    s = step.get(signal.session_id)
+    # For the process it was matched on: after /clear or a resume another pid (or none) runs
+    # the session, and a late answer about the old one must not move it.
+    if s is None or s.pid != signal.pid or s.terminal == signal.terminal:
+        return
+    if s.ended and signal.terminal is not None:
+        return
+    step.put(s.replace(terminal=signal.terminal))

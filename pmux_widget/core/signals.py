@@ -43,6 +43,7 @@ from .model import (
     ActionName,
     PidStatus,
     Session,
+    TerminalLocation,
     TmuxLocation,
     Tokens,
     TranscriptEnding,
@@ -57,6 +58,7 @@ __all__ = [
     "Dismiss",
     "HookSignal",
     "HubRestart",
+    "InTerminal",
     "Invalid",
     "Locate",
     "Notification",
@@ -253,6 +255,16 @@ class Recover(Signal):
     process_running: bool | None = None
     pid_status: PidStatus | None = None
     transcript_ending: TranscriptEnding | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InTerminal(Signal):
+    """Which JupyterLab terminal runs the session's Claude process ``pid`` (None: none, or
+    its terminal closed). Matched by the process tree, so it holds only for that pid."""
+
+    session_id: str
+    pid: int
+    terminal: TerminalLocation | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -31,6 +31,7 @@ from .rules_process import (
     UNKNOWN_TIMEOUT_MS,
     on_action,
     on_dismiss,
+    on_in_terminal,
     on_locate,
     on_poll,
     on_process_gone,
@@ -87,6 +88,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_recover(step, signal)
         case sig.Locate():
             on_locate(step, signal)
+        case sig.InTerminal():
+            on_in_terminal(step, signal)
     return step.finish()
 
 

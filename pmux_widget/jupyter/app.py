@@ -14,6 +14,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float
 
 from .service import SERVICE_KEY, ServerHub
+from .terminals import TERMINALS_KEY, Terminals
 
 __all__ = ["ENV_SWITCH", "PmuxWidget", "hub_wanted"]
 
@@ -56,13 +57,33 @@ class PmuxWidget(ExtensionApp):
         self.service = service
         self.settings[SERVICE_KEY] = service
         service.start()
+        # the server's terminals (issue 21): watched on this loop, the rest on our threads
+        serverapp = self.serverapp
+        assert serverapp is not None  # an extension's settings are made by its server
+        terminals = Terminals(
+            serverapp.web_app.settings,
+            hub_port=lambda: service.hub.port if service.hub is not None else None,
+            url=serverapp.connection_url,
+            log=self.log,
+        )
+        self.terminals = terminals
+        self.settings[TERMINALS_KEY] = terminals
+        terminals.start()
 
     def initialize_handlers(self) -> None:
-        from .handlers import routes
+        from .handlers import TEST_ROUTES, routes
+        from .new_session import ForgetScreenHandler, NewSessionHandler, TerminalsHandler
 
         self.handlers.extend(routes())
+        self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
+        self.handlers.append((r"pmux/api/terminals", TerminalsHandler))
+        if os.environ.get(TEST_ROUTES) == "1":
+            self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))
 
     async def stop_extension(self) -> None:
+        terminals: Terminals | None = getattr(self, "terminals", None)
+        if terminals is not None:
+            terminals.stop()
         service: ServerHub | None = getattr(self, "service", None)
         if service is not None:
             # hub.stop() joins its thread (up to seconds): not on the server's loop

@@ -1,12 +1,15 @@
-"""Acting on a session: approve, deny, interrupt, send — keys typed into its tmux pane.
+"""Acting on a session: approve, deny, interrupt, send — keys typed into its tmux pane or
+its JupyterLab terminal.
 
 Keys reach a terminal, so nothing is typed until each check passes, in this order:
 1. the session is known and in a state the action answers (approve/deny: needs-input;
    interrupt: busy or needs-input; send: idle, review, or busy — then the CLI queues it);
 2. its Claude process runs, and its PID file (``sessions/<pid>.json``, identity by
    ``procStart``) names this very session — after ``/clear`` the same process runs another;
-3. a tmux pane's process tree holds that process (sessions outside tmux cannot be acted on);
-4. the pane shows what the action answers: a permission dialog with a plain "Yes"/"No"
+3. a tmux pane's process tree holds that process, or a JupyterLab terminal's does (its shell
+   is an ancestor; sessions in neither cannot be acted on);
+4. the pane (the terminal's screen, read by the server extension's emulator) shows what the
+   action answers: a permission dialog with a plain "Yes"/"No"
    choice (never "Yes, and don't ask again"; the same dialog the caller saw, when it names
    one), the busy footer or a dialog for Esc, an empty prompt box for a prompt.
 A refused action raises :class:`ActionError` with the reason and types nothing. Choices are
@@ -16,11 +19,20 @@ but answers at once on 2.1.197 and only moves the selection on 2.1.332 (then a s
 to tell which): it is used only when the screen shows no selection.
 
 Runs on the caller's thread (tmux and /proc reads block for milliseconds): never on the hub's.
+
+A JupyterLab terminal's PTY is held by the Jupyter server's process. There the server
+extension registered its terminals (``system.keys.serve_terminals``) and the keys are typed
+here; in any other process (a kernel, the CLI) the action goes to the hub of the server that
+publishes that terminal (``system.jupyter_terminals``), whose own ``act`` runs every check
+again on its side: nothing is typed from here.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +42,9 @@ from pmux_widget.claude.pidfiles import is_alive, read_pid_file
 from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, last_lines, parse_screen
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
-from pmux_widget.system import keys
-from pmux_widget.system.tmux import PaneInfo
+from pmux_widget.system import jupyter_terminals, keys
+from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.keys import Target
 
 __all__ = [
     "ACTIONS",
@@ -124,7 +137,13 @@ def act(
         raise ActionError(_wrong_state(name, session))
     if token is not None and token != dialog_token(session):
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
-    pane = _pane_of(view, session)
+    try:
+        pane = _pane_of(view, session)
+    except _InAnotherProcess as elsewhere:
+        result = _forward(view, elsewhere, session, name, text, dialog, token)
+        if record is not None:
+            record(session_id, name)
+        return result
     # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
     # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
     screen = _screen_showing(pane, _SHOWS[name])
@@ -170,7 +189,14 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
     session = view.fleet.get(session_id)
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
-    text = keys.capture(_pane_of(view, session))
+    try:
+        target = _pane_of(view, session)
+    except _InAnotherProcess as elsewhere:
+        raise ActionError(
+            f"{session.name} runs in JupyterLab terminal {elsewhere.terminal}: "
+            "open that terminal to see it"
+        ) from None
+    text = keys.capture(target)
     return Peek(last_lines(text, lines), parse_screen(text).dialog)
 
 
@@ -198,8 +224,17 @@ def _wrong_state(action: ActionName, session: Session) -> str:
     return f"{session.name} is {state}: a prompt can be sent only when it is idle or in review"
 
 
-def _pane_of(view: SessionsView, session: Session) -> PaneInfo:
-    """The pane that provably holds this session's Claude (checks 2 and 3)."""
+class _InAnotherProcess(Exception):
+    """The session's Claude runs in a JupyterLab terminal of another process's server."""
+
+    def __init__(self, server: jupyter_terminals.ServerTerminals, terminal: str) -> None:
+        super().__init__(terminal)
+        self.server = server
+        self.terminal = terminal
+
+
+def _pane_of(view: SessionsView, session: Session) -> Target:
+    """The pane (or terminal) that provably holds this session's Claude (checks 2 and 3)."""
     pid = session.pid
     if session.ended or not session.running or pid is None:
         raise ActionError(f"{session.name}: its Claude process is not running")
@@ -217,19 +252,88 @@ def _pane_of(view: SessionsView, session: Session) -> PaneInfo:
     if not is_alive(record):
         raise ActionError(f"{session.name}: its Claude process {pid} has exited")
     pane = keys.find_pane(pid)
-    if pane is None:
-        raise ActionError(
-            f"{session.name} does not run in tmux: actions type into the session's tmux pane, "
-            "and no pane holds its Claude process"
+    if pane is not None:
+        return pane
+    terminal = keys.find_terminal(pid)
+    if terminal is not None:
+        return terminal
+    if not keys.serves_terminals():
+        home = getattr(view, "home", None)
+        found = jupyter_terminals.find_terminal(
+            pid,
+            jupyter_terminals.read_servers(
+                home if isinstance(home, PmuxHome) else PmuxHome.resolve()
+            ),
         )
-    return pane
+        if found is not None:
+            raise _InAnotherProcess(*found)
+    raise ActionError(
+        f"{session.name} does not run in tmux nor in a JupyterLab terminal: actions type into "
+        "the session's tmux pane or terminal, and none holds its Claude process"
+    )
+
+
+#: How long a forwarded action may take (it waits for the screen, as a local one does).
+FORWARD_TIMEOUT_S = 30.0
+
+
+def _forward(
+    view: SessionsView,
+    elsewhere: _InAnotherProcess,
+    session: Session,
+    action: ActionName,
+    text: str | None,
+    dialog: str | None,
+    token: str | None,
+) -> ActionResult:
+    """Ask the hub of the Jupyter server that holds the terminal to act (its HTTP action
+    route: token, loopback); its answer is ours, its refusal our refusal."""
+    where = f"JupyterLab terminal {elsewhere.terminal}"
+    port = elsewhere.server.hub_port
+    if port is None:
+        raise ActionError(
+            f"{session.name} runs in {where}, and that Jupyter server runs no pmux-widget hub "
+            "to type into it (c.PmuxWidget.hub = False or PMUX_WIDGET_SERVER_HUB=0)"
+        )
+    home = getattr(view, "home", None)
+    home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
+    body = {"action": action, "text": text, "dialog": dialog, "token": token}
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
+        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
+        method="POST",
+        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        try:
+            reason = json.loads(error.read() or b"{}").get("error")
+        except (ValueError, AttributeError):
+            reason = None
+        raise ActionError(
+            str(reason or f"the Jupyter server's hub answered HTTP {error.code}"),
+            unknown=error.code == 404,
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ActionError(
+            f"{session.name} runs in {where}; its Jupyter server's hub did not answer ({exc})"
+        ) from None
+    return ActionResult(
+        session.session_id,
+        action,
+        (),
+        queued=bool(answer.get("queued")) if isinstance(answer, dict) else False,
+        dialog=answer.get("dialog") if isinstance(answer, dict) else None,
+    )
 
 
 # ---------------------------------------------------------------------------- delivery
 
 
 def _answer(
-    pane: PaneInfo,
+    pane: Target,
     session: Session,
     screen: Screen,
     answer: Literal["yes", "no"],
@@ -296,7 +400,7 @@ def _let_a_fresh_dialog_take_keys(session: Session) -> None:
         time.sleep(DIALOG_INPUT_GRACE_S)
 
 
-def _still_asking(pane: PaneInfo, fingerprint: str, label: str) -> bool:
+def _still_asking(pane: Target, fingerprint: str, label: str) -> bool:
     """The dialog ``fingerprint`` still shows, its selection on ``label``, ENTER_TAKEN_S after
     Enter (False as soon as it is gone or changed)."""
     deadline = time.monotonic() + ENTER_TAKEN_S
@@ -312,7 +416,7 @@ def _still_asking(pane: PaneInfo, fingerprint: str, label: str) -> bool:
 DIGIT_SETTLE_S = 0.3
 
 
-def _settled_after_digit(pane: PaneInfo, fingerprint: str) -> Screen | None:
+def _settled_after_digit(pane: Target, fingerprint: str) -> Screen | None:
     """The screen once the digit took effect: None when the dialog is gone (answered);
     else the screen that still shows it after a short settle."""
     deadline = time.monotonic() + DIGIT_SETTLE_S
@@ -332,7 +436,7 @@ def _selected(dialog: Dialog | None, fingerprint: str) -> str | None:
 
 
 def _send(
-    pane: PaneInfo, session: Session, screen: Screen, text: str, deciding: Callable[[], None]
+    pane: Target, session: Session, screen: Screen, text: str, deciding: Callable[[], None]
 ) -> ActionResult:
     if screen.dialog is not None:
         raise ActionError(f"{session.name} shows a dialog: answer it before sending a prompt")
@@ -368,7 +472,7 @@ _SHOWS: dict[ActionName, Callable[[Screen], bool]] = {
 SCREEN_GRACE_S = 1.0
 
 
-def _screen_showing(pane: PaneInfo, shows: Callable[[Screen], bool]) -> Screen:
+def _screen_showing(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
     """The pane's screen once it shows what is expected, or as it is after the grace."""
     deadline = time.monotonic() + SCREEN_GRACE_S
     while True:
@@ -378,7 +482,7 @@ def _screen_showing(pane: PaneInfo, shows: Callable[[Screen], bool]) -> Screen:
         time.sleep(_POLL_S * 2)
 
 
-def _wait_screen(pane: PaneInfo, ok: Callable[[Screen], bool], failure: str) -> None:
+def _wait_screen(pane: Target, ok: Callable[[Screen], bool], failure: str) -> None:
     deadline = time.monotonic() + ECHO_TIMEOUT_S
     while True:
         if ok(parse_screen(keys.capture(pane))):

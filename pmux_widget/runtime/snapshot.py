@@ -45,6 +45,7 @@ from .boot import (
     wants_pane,
 )
 from .ordering import fleet_json
+from .sources.terminals import in_terminal_signals
 from .store import Store
 
 __all__ = ["TranscriptReads", "compute_snapshot", "file_fleet"]
@@ -159,6 +160,14 @@ class _Fleet:
                 if signal is not None:
                     self.apply(signal)
 
+    def in_terminals(self, home: PmuxHome) -> None:
+        """Each running session's JupyterLab terminal (the hubs' terminals source)."""
+        pids = [
+            (s.session_id, s.pid) for s in self.sessions.values() if s.pid is not None and s.running
+        ]
+        for signal in in_terminal_signals(pids, home, self.sessions):
+            self.apply(signal)
+
     def _cursor(self, path: str) -> dict[str, Any] | None:
         if self.store is None:
             return None
@@ -196,6 +205,7 @@ def file_fleet(
         asyncio.run(recover_from_files(claude, scans, current, fleet.apply, fleet.read_ending))
         fleet.read_transcripts(include_ended)
         fleet.locate()
+        fleet.in_terminals(home)
     finally:
         if store is not None:
             with contextlib.suppress(sqlite3.Error):

@@ -1,10 +1,18 @@
-"""Typing into a tmux pane: find the pane that holds a process, read it, send it keys.
+"""Typing into a terminal: find the tmux pane (or the JupyterLab terminal) that holds a
+process, read it, send it keys.
 
 The only module that writes to a terminal. It knows nothing of sessions or dialogs: the
 checks that decide whether keys may be sent live in ``runtime.actions``.
+
+A JupyterLab terminal's PTY belongs to the Jupyter server's process: only there can it be
+typed into. The server extension registers its terminals with :func:`serve_terminals`; in any
+other process :func:`find_terminal` finds none (``runtime.actions`` then asks the server's hub).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeAlias
 
 import libtmux
 
@@ -13,7 +21,72 @@ from pmux_widget.core.model import TmuxLocation
 from . import processes
 from .tmux import PaneInfo, list_panes
 
-__all__ = ["capture", "find_pane", "send_keys"]
+__all__ = [
+    "KEY_BYTES",
+    "Target",
+    "TerminalTarget",
+    "capture",
+    "find_pane",
+    "find_terminal",
+    "send_keys",
+    "serve_terminals",
+    "serves_terminals",
+]
+
+
+class TerminalTarget(Protocol):
+    """A JupyterLab terminal this process can type into (``pmux_widget.jupyter.terminals``):
+    its name, its screen as text (from a terminal emulator over its output) and its PTY."""
+
+    @property
+    def name(self) -> str: ...
+
+    def screen_text(self) -> str:
+        """The screen's visible text, one line per row; raises OSError when the screen
+        cannot be trusted (the terminal closed, or its output was cut and not redrawn)."""
+        ...
+
+    def write(self, data: str) -> None:
+        """Write ``data`` to the PTY (in order with the user's own keys)."""
+        ...
+
+
+#: Where keys go: a tmux pane, or a JupyterLab terminal of this process.
+Target: TypeAlias = "PaneInfo | TerminalTarget"
+
+#: tmux key names → what a terminal sends for them (xterm, normal cursor mode: what
+#: xterm.js sends in a JupyterLab terminal, so the CLI reads the same bytes as from a person).
+KEY_BYTES: dict[str, str] = {
+    "Enter": "\r",
+    "Escape": "\x1b",
+    "Up": "\x1b[A",
+    "Down": "\x1b[B",
+    "Right": "\x1b[C",
+    "Left": "\x1b[D",
+    "Tab": "\t",
+    "BSpace": "\x7f",
+}
+
+_terminals: Callable[[int], TerminalTarget | None] | None = None
+
+
+def serve_terminals(finder: Callable[[int], TerminalTarget | None] | None) -> None:
+    """The server extension's way in: ``finder(pid)`` is the terminal of this process whose
+    shell is ``pid`` or one of its ancestors (None: none). ``None`` unregisters."""
+    global _terminals
+    _terminals = finder
+
+
+def find_terminal(pid: int) -> TerminalTarget | None:
+    """The JupyterLab terminal of this process that holds ``pid`` (None in a process that
+    serves none)."""
+    finder = _terminals
+    return finder(pid) if finder is not None else None
+
+
+def serves_terminals() -> bool:
+    return _terminals is not None
+
 
 #: How deep below a pane's shell the process may be (shell → claude; or a wrapper between).
 PANE_DEPTH = 4
@@ -110,17 +183,31 @@ def _server(pane: PaneInfo) -> libtmux.Server:
     return libtmux.Server(socket_path=pane.socket)
 
 
-def capture(pane: PaneInfo) -> str:
-    """The pane's visible text (``capture-pane -p``)."""
+def capture(pane: Target) -> str:
+    """The pane's visible text (``capture-pane -p``), or the terminal's screen."""
+    if not isinstance(pane, PaneInfo):
+        return pane.screen_text()
     result = _server(pane).cmd("capture-pane", "-p", "-t", pane.location.pane)
     if result.stderr:
         raise OSError(f"tmux capture-pane failed: {' '.join(result.stderr)}")
     return "\n".join(result.stdout)
 
 
-def send_keys(pane: PaneInfo, *keys: str, literal: bool = False) -> None:
+def send_keys(pane: Target, *keys: str, literal: bool = False) -> None:
     """``send-keys`` to the pane: key names (``Enter``, ``Escape``, ``Down``, ``1``), or text
-    typed as is with ``literal``."""
+    typed as is with ``literal``; to a terminal, the bytes those keys send."""
+    if not isinstance(pane, PaneInfo):
+        if literal:
+            pane.write("".join(keys))
+            return
+        for key in keys:
+            if key in KEY_BYTES:
+                pane.write(KEY_BYTES[key])
+            elif len(key) == 1 and key.isprintable():
+                pane.write(key)
+            else:
+                raise ValueError(f"no terminal bytes for the key {key!r}")
+        return
     args = ["send-keys", "-t", pane.location.pane, *(["-l"] if literal else []), *keys]
     result = _server(pane).cmd(*args)
     if result.stderr:

@@ -1,8 +1,9 @@
 """The hub's signal sources besides HTTP, read from files and processes: PID files
-(:mod:`.pidfiles`), transcripts (:mod:`.transcripts`), process exits (:mod:`.liveness`) and
-the poller (:mod:`.poller`). Each turns a part of the world into signals for the hub; none
-decides a state. :class:`FileSources` starts them together after the boot sequence's file
-steps (:func:`pmux_widget.runtime.boot.recover_from_files`).
+(:mod:`.pidfiles`), transcripts (:mod:`.transcripts`), process exits (:mod:`.liveness`),
+JupyterLab terminals (:mod:`.terminals`) and the poller (:mod:`.poller`). Each turns a part
+of the world into signals for the hub; none decides a state. :class:`FileSources` starts them
+together after the boot sequence's file steps
+(:func:`pmux_widget.runtime.boot.recover_from_files`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.claude.tailer import TranscriptTailer
+from pmux_widget.system.home import PmuxHome
 
 from ..boot import recover_from_files, scan_pids
 from ..protocols import HubView
@@ -22,6 +24,7 @@ from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
 from .poller import Locator, next_poll_s, poll_interval, poll_once
 from .runner import Runner
+from .terminals import TerminalFinder
 from .transcripts import TranscriptFollower, followed
 
 __all__ = ["FileSources", "followed", "poll_interval"]
@@ -41,10 +44,15 @@ class FileSources:
         self.pid_files = PidFileWatcher(hub, self.claude, self.runner, self.follower)
         self.exits = ExitWatcher(hub, self.runner)
         self.locator = Locator(hub, self.runner)
+        home = getattr(hub, "home", None)
+        self.terminals = TerminalFinder(
+            hub, self.runner, home if isinstance(home, PmuxHome) else PmuxHome.resolve()
+        )
         self.tasks: list[asyncio.Task[Any]] = []
         self._unlisten = [
             hub.add_listener(self.exits.on_changes),
             hub.add_listener(self.locator.on_changes),
+            hub.add_listener(self.terminals.on_changes),
             hub.add_listener(self.follower.on_changes),
         ]
 
@@ -73,6 +81,7 @@ class FileSources:
             asyncio.ensure_future(self.follower.watch()),
             asyncio.ensure_future(self._poll_loop()),
             asyncio.ensure_future(self.exits.loop()),
+            asyncio.ensure_future(self.terminals.watch()),
         ]
 
     async def stop(self) -> None:

@@ -1,0 +1,109 @@
+"""``POST {base}pmux/api/sessions/new``: start a Claude Code session in a new JupyterLab
+terminal (or tmux window) of this server's machine.
+
+Body ``{"cwd", "prompt"?, "permission_mode"?, "where": "terminal" | "tmux"}`` → 201
+``{"terminal": name}`` or ``{"tmux": pane}``; 400 with the reason for a bad body; 409 when it
+cannot be done here (terminals off: ``ServerApp.terminals_enabled = False``; no tmux). The
+session's row comes with its first hook or PID file, as any session's does.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from pmux_widget.system.launch import LaunchError, check_request, claude_command, start_in_tmux
+
+from .handlers import AUTH_RESOURCE, MAX_ACTION_BYTES, _Base
+from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
+
+__all__ = ["ForgetScreenHandler", "NewSessionHandler", "TerminalsHandler"]
+
+
+class NewSessionHandler(_Base):
+    """Start a session (it types into a terminal it opens: "execute", like an action)."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @web.authenticated
+    @authorized("execute")  # type: ignore[untyped-decorator]
+    async def post(self) -> None:
+        if len(self.request.body or b"") > MAX_ACTION_BYTES:
+            self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
+            return
+        try:
+            body = json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError):
+            self.fail(400, "body is not valid JSON")
+            return
+        if not isinstance(body, dict):
+            self.fail(400, 'body must be {"cwd", "prompt"?, "permission_mode"?, "where"}')
+            return
+        where = body.get("where", "terminal")
+        cwd, prompt, mode = body.get("cwd"), body.get("prompt"), body.get("permission_mode")
+        reason = check_request(cwd, prompt, mode, where)
+        if reason:
+            self.fail(400, reason)
+            return
+        folder = str(Path(str(cwd)).expanduser().resolve())
+        argv = claude_command(prompt or None, mode)
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+
+        def start() -> dict[str, Any]:
+            if where == "tmux":
+                return {"tmux": start_in_tmux(folder, argv)}
+            return {"terminal": terminals.create(folder, shlex.join(argv))}
+
+        try:
+            answer = await self.service.run(start)
+        except (TerminalsUnavailable, LaunchError) as exc:
+            self.fail(409, exc.reason)
+            return
+        except Exception as exc:  # tmux or the PTY failed: say so
+            self.log.exception("pmux-widget | a new session failed")
+            self.fail(409, f"the session could not be started: {exc}")
+            return
+        self.set_status(201)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(answer))
+
+
+class TerminalsHandler(_Base):
+    """``GET pmux/api/terminals``: whether sessions can be started and answered in this
+    server's terminals, and which terminals it has: ``{"available": bool, "reason": str |
+    null, "terminals": ["1", ...]}`` (the panel says why when they cannot)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        reason = terminals.unavailable()
+        self.set_header("Content-Type", "application/json")
+        self.finish(
+            json.dumps(
+                {
+                    "available": reason is None,
+                    "reason": reason,
+                    "terminals": sorted(terminals.names()),
+                }
+            )
+        )
+
+
+class ForgetScreenHandler(_Base):
+    """Tests only (``PMUX_WIDGET_TEST_ROUTES=1``): ``?terminal=N`` forgets that terminal's
+    screen, as if its output had been cut, so the next action must get a repaint."""
+
+    @web.authenticated
+    @authorized("execute")  # type: ignore[untyped-decorator]
+    async def post(self) -> None:
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        name = self.get_query_argument("terminal", "")
+        found = await self.service.run(lambda: terminals.forget_screen(name))
+        self.set_status(202 if found else 404)
+        self.finish("{}")

@@ -1,0 +1,134 @@
+"""``pmux_widget.new_session``: start a Claude Code session in a new JupyterLab terminal (or
+tmux window) and get its :class:`Session` once the hub knows it.
+
+A terminal belongs to a Jupyter server, so ``where="terminal"`` asks that server
+(``POST {base}pmux/api/sessions/new``, with the token of its runtime file in Jupyter's runtime
+dir): the server this kernel runs under when there is one, else the one whose extension
+publishes terminals. ``where="tmux"`` opens the window here (``system.launch``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pmux_widget.core.model import Session, State
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system import jupyter_terminals
+from pmux_widget.system.jupyter_terminals import ancestors
+from pmux_widget.system.launch import LaunchError, check_request, claude_command, start_in_tmux
+
+__all__ = ["LaunchError", "jupyter_servers", "new_session"]
+
+#: How long new_session waits for the session's first hook or PID file.
+START_TIMEOUT_S = 90.0
+
+
+def jupyter_servers() -> list[dict[str, Any]]:
+    """The running Jupyter servers' runtime files (``jpserver-<pid>.json``: url, token, pid),
+    the one this process runs under first."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    found: list[dict[str, Any]] = []
+    for path in sorted(Path(jupyter_runtime_dir()).glob("jpserver-*.json")):
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and isinstance(info.get("url"), str):
+            found.append(info)
+    mine = set(ancestors(os.getpid()))
+    published = {s.pid for s in jupyter_terminals.read_servers(_home())}
+    found.sort(key=lambda i: (i.get("pid") not in mine, i.get("pid") not in published))
+    return found
+
+
+def _home() -> Any:
+    from pmux_widget.system.home import PmuxHome
+
+    return PmuxHome.resolve()
+
+
+def _ask_server(body: dict[str, Any]) -> dict[str, Any]:
+    servers = jupyter_servers()
+    if not servers:
+        raise LaunchError("no Jupyter server runs here: a terminal needs one (or where='tmux')")
+    info = servers[0]
+    request = urllib.request.Request(
+        f"{info['url'].rstrip('/')}/pmux/api/sessions/new",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Authorization": f"token {info.get('token', '')}",
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        try:
+            reason = json.loads(error.read() or b"{}").get("error")
+        except (ValueError, AttributeError):
+            reason = None
+        raise LaunchError(str(reason or f"the Jupyter server answered HTTP {error.code}")) from None
+    except (OSError, ValueError) as exc:
+        raise LaunchError(f"the Jupyter server at {info['url']} did not answer ({exc})") from None
+    if not isinstance(answer, dict):
+        raise LaunchError("the Jupyter server's answer is not a JSON object")
+    return answer
+
+
+def new_session(
+    hub: Hub,
+    cwd: str | os.PathLike[str],
+    prompt: str | None = None,
+    where: Literal["terminal", "tmux"] = "terminal",
+    permission_mode: str | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> Session:
+    """Open a new terminal (or tmux window) in ``cwd`` running ``claude`` (with ``prompt`` as
+    its first prompt), and return its Session once ``hub`` knows it (with a prompt: once that
+    prompt's turn began, so ``await session.ask()`` waits for its answer); LaunchError with the
+    reason when it cannot start, TimeoutError when no hook or PID file came in time."""
+    folder = str(Path(cwd).expanduser().resolve())
+    reason = check_request(folder, prompt, permission_mode, where)
+    if reason:
+        raise LaunchError(reason)
+    matches: Callable[[Session], bool]
+    if where == "tmux":
+        pane = start_in_tmux(folder, claude_command(prompt, permission_mode))
+
+        def matches(s: Session) -> bool:
+            return (s.tmux is not None and s.tmux.pane == pane) or s.tracking.pane == pane
+
+        what = f"tmux pane {pane}"
+    else:
+        body = {"cwd": folder, "prompt": prompt, "permission_mode": permission_mode}
+        name = str(_ask_server({**body, "where": "terminal"})["terminal"])
+
+        def matches(s: Session) -> bool:
+            return s.terminal is not None and s.terminal.name == name
+
+        what = f"JupyterLab terminal {name}"
+
+    def started(s: Session) -> bool:
+        # with a first prompt, once its turn began: an ask() right after must wait for it
+        return prompt is None or s.state is not State.IDLE or s.last_prompt is not None
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [
+            s for s in hub.fleet.values() if not s.ended and s.running and matches(s) and started(s)
+        ]
+        if found:
+            return max(found, key=lambda s: s.state_since)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no Claude session showed in {what} within {timeout:g} s")
+        time.sleep(0.05)

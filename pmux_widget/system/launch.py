@@ -1,0 +1,88 @@
+"""Starting a new Claude Code session: the command line, and a tmux window running it (a
+JupyterLab terminal is opened by the server extension: ``pmux_widget.jupyter.terminals``).
+
+The CLI is ``$PMUX_WIDGET_CLAUDE`` when set (a path, or a command line: tests point it at a
+pinned CLI), else ``claude`` from ``PATH``. The tmux server is the user's default one, or
+``$PMUX_WIDGET_TMUX_SOCKET`` (a socket name, as ``tmux -L``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import libtmux
+
+__all__ = [
+    "PERMISSION_MODES",
+    "LaunchError",
+    "check_request",
+    "claude_command",
+    "start_in_tmux",
+]
+
+#: ``claude --permission-mode``'s values (the CLI refuses others).
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypassPermissions")
+#: A first prompt longer than this is refused (it goes on the command line).
+MAX_PROMPT = 10_000
+
+
+class LaunchError(Exception):
+    """A session cannot be started as asked (``reason`` says why)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def check_request(cwd: object, prompt: object, permission_mode: object, where: object) -> str:
+    """The reason a request to start a session is bad, or "" when it is good."""
+    if not isinstance(cwd, str) or not cwd:
+        return '"cwd" must be a folder\'s path'
+    if not Path(cwd).expanduser().is_dir():
+        return f"no folder {cwd}"
+    if prompt is not None and (not isinstance(prompt, str) or len(prompt) > MAX_PROMPT):
+        return f'"prompt" must be a text of at most {MAX_PROMPT} characters'
+    if isinstance(prompt, str) and any(ord(ch) < 32 and ch not in "\n\t" for ch in prompt):
+        return '"prompt" has control characters'
+    if permission_mode is not None and permission_mode not in PERMISSION_MODES:
+        return f'"permission_mode" must be one of {", ".join(PERMISSION_MODES)}'
+    if where not in ("terminal", "tmux"):
+        return '"where" must be "terminal" or "tmux"'
+    return ""
+
+
+def claude_command(prompt: str | None = None, permission_mode: str | None = None) -> list[str]:
+    """The argv that starts an interactive session (with its first prompt, if any)."""
+    base = os.environ.get("PMUX_WIDGET_CLAUDE", "").strip()
+    argv = shlex.split(base) if base else ["claude"]
+    if permission_mode:
+        argv += ["--permission-mode", permission_mode]
+    if prompt:
+        argv.append(prompt)
+    return argv
+
+
+def start_in_tmux(cwd: str, argv: list[str]) -> str:
+    """A new tmux window (in the first session of the server, else a new session ``claude``)
+    in ``cwd`` running ``argv``; its pane id (``%N``)."""
+    socket = os.environ.get("PMUX_WIDGET_TMUX_SOCKET") or None
+    server = libtmux.Server(socket_name=socket)
+    command = shlex.join(argv)
+    try:
+        sessions = server.sessions if server.is_alive() else []
+    except Exception:
+        sessions = []
+    if sessions:
+        result = server.cmd(
+            "new-window", "-P", "-F", "#{pane_id}", "-t", f"{sessions[0].session_id}:",
+            "-c", cwd, command,
+        )  # fmt: skip
+    else:
+        result = server.cmd(
+            "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "claude", "-c", cwd, command
+        )
+    if result.stderr or not result.stdout:
+        raise LaunchError(f"tmux could not open a window: {' '.join(result.stderr)}")
+    return str(result.stdout[0]).strip()
