@@ -58,7 +58,7 @@ export class Notifier {
 
   /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching.
    * `source` is the model that heard it (see claim). */
-  show(n: NotificationPayload, enabled: boolean, source?: object): Notification | null {
+  show(n: NotificationPayload, enabled: boolean, source?: object, onClick?: () => void): Notification | null {
     if (!enabled) return null;
     if (this.owner && (source !== this.owner || !this.ownerAllows)) return null;
     const N = api();
@@ -78,6 +78,8 @@ export class Notifier {
     note.onclick = () => {
       window.focus();
       note.close();
+      // a session in a JupyterLab terminal: its tab comes forward (the page's hook, if any)
+      onClick?.();
     };
     note.onclose = () => {
       if (this.open.get(sid) === note) this.open.delete(sid);

@@ -1,0 +1,107 @@
+// The dots on JupyterLab's terminal tabs (issue 21): each tab whose terminal runs a Claude
+// session gets `pmux-tab pmux-state-<state>` on its title (Lumino puts a title's className on
+// the tab; the widget's CSS draws the dot), the state in its tooltip and accessible name.
+// Repainted on every change of the page's store and whenever a terminal widget appears, so a
+// reopened tab has its dot at once. Which tab gets what is tab-dots.ts (pure).
+import type { ITerminalTracker } from "@jupyterlab/terminal";
+import type { Link } from "../../src/link";
+import type { Live } from "./live";
+import { decorFor, sessionsByTerminal, withClasses, type TabDecor } from "./tab-dots";
+
+type TerminalWidget = NonNullable<ITerminalTracker["currentWidget"]>;
+
+/** The data attribute (data-pmux-terminal) that finds a decorated tab's element. */
+const DATA_KEY = "pmux-terminal";
+
+export class TerminalDots {
+  private link: Link | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private readonly stop: () => void;
+  /** the caption a tab had before we wrote ours, restored when its session goes */
+  private readonly captions = new WeakMap<TerminalWidget, string>();
+  /** what each decorated widget shows now (its accessible name is re-applied from it) */
+  private readonly shown = new WeakMap<TerminalWidget, TabDecor>();
+  private readonly watched = new WeakSet<TerminalWidget>();
+
+  constructor(
+    private readonly tracker: ITerminalTracker,
+    private readonly live: Live,
+  ) {
+    this.stop = live.onChange(() => this.follow());
+    tracker.widgetAdded.connect(this.onAdded, this);
+    this.follow();
+  }
+
+  private follow(): void {
+    const link = this.live.link;
+    if (link !== this.link) {
+      this.unsubscribe?.();
+      this.link = link;
+      this.unsubscribe = link ? link.store.subscribe(() => this.paint()) : null;
+    }
+    this.paint();
+  }
+
+  private onAdded(_: ITerminalTracker, widget: TerminalWidget): void {
+    this.paint();
+    // the tab's element is (re)made when Lumino renders it: its accessible name follows
+    requestAnimationFrame(() => this.label(widget));
+  }
+
+  /** Decorate every terminal tab from the store as it is now. */
+  paint(): void {
+    const rows = this.link?.store.rows;
+    const live = rows ? sessionsByTerminal(rows.values()) : new Map();
+    this.tracker.forEach((widget) => {
+      const name = widget.content.session?.name;
+      const row = name ? live.get(name) : undefined;
+      this.apply(widget, row && name ? decorFor(row, name) : null, name ?? "");
+    });
+  }
+
+  private apply(widget: TerminalWidget, decor: TabDecor | null, name: string): void {
+    const title = widget.title;
+    const was = this.shown.get(widget);
+    if (decor === null && was === undefined) return;
+    if (!this.watched.has(widget)) {
+      this.watched.add(widget);
+      // Claude Code retitles the terminal (OSC); the tab is re-rendered, its name re-applied
+      title.changed.connect(() => this.label(widget));
+    }
+    const className = withClasses(title.className, decor);
+    if (title.className !== className) title.className = className;
+    if (decor) {
+      if (!this.captions.has(widget)) this.captions.set(widget, title.caption);
+      if (title.caption !== decor.caption) title.caption = decor.caption;
+      this.shown.set(widget, decor);
+      if (title.dataset[DATA_KEY] !== name) title.dataset = { ...title.dataset, [DATA_KEY]: name };
+    } else {
+      title.caption = this.captions.get(widget) ?? "";
+      this.captions.delete(widget);
+      this.shown.delete(widget);
+    }
+    this.label(widget);
+    // the element may not be re-rendered yet: again once Lumino has drawn the tab
+    requestAnimationFrame(() => this.label(widget));
+  }
+
+  /** The tab's accessible name: its label, then the session's state. Lumino renders only a
+   * tab's role and selection, so the name goes on the element itself (kept across Lumino's
+   * updates, which touch only the attributes it renders). */
+  private label(widget: TerminalWidget): void {
+    const name = widget.title.dataset[DATA_KEY];
+    if (!name) return;
+    const decor = this.shown.get(widget);
+    for (const tab of document.querySelectorAll<HTMLElement>(`li.lm-TabBar-tab[data-${DATA_KEY}="${CSS.escape(name)}"]`)) {
+      const aria = decor ? `${widget.title.label}. ${decor.label}` : null;
+      if (aria === null) tab.removeAttribute("aria-label");
+      else if (tab.getAttribute("aria-label") !== aria) tab.setAttribute("aria-label", aria);
+    }
+  }
+
+  dispose(): void {
+    this.stop();
+    this.unsubscribe?.();
+    this.tracker.widgetAdded.disconnect(this.onAdded, this);
+  }
+}
