@@ -41,7 +41,7 @@ describe("widget.css", () => {
 
   it("draws every state's dot, for dot elements, rows' ::before and terminal tabs' ::before", () => {
     for (const state of ["busy", "needs-input", "review", "unknown", "idle"]) {
-      expect(css).toContain(`.pmux-dot--${state},\n.pmux-row--${state}::before,\n.pmux-tab.pmux-state-${state}::before {`);
+      expect(css).toContain(`.pmux-dot--${state},\n.pmux-row--${state}::before,\n.pmux-tab.pmux-state-${state} > :nth-child(2)::before {`);
     }
     expect(css).toMatch(/#9e9e9e/i);
     expect(css).toMatch(/#8b5cf6/i);

@@ -118,8 +118,10 @@ class LabServer:
         extension: bool = False,
         env: dict[str, str] | None = None,
         app: str = "jupyterlab",
+        terminals: bool = False,
     ) -> None:
-        """``extension``: load pmux-widget's server extension and labextension (this
+        """``terminals``: the server's terminals on (issue 21's tests).
+        ``extension``: load pmux-widget's server extension and labextension (this
         checkout's build); without, the server runs neither even where the venv has them, so
         the widget's own tests see the widget alone. ``env``: more for the server's
         environment (the server extension's hub reads PMUX_WIDGET_HOME etc. from it)."""
@@ -127,6 +129,7 @@ class LabServer:
         self.extension = extension
         self.extra_env = dict(env or {})
         self.app = app
+        self.terminals = terminals
         self.notebooks = self.base / "notebooks"
         self.port = 0
         self.token = secrets.token_hex(16)
@@ -157,10 +160,10 @@ class LabServer:
                 "open_browser": False,
                 "allow_root": True,
                 "root_dir": str(self.notebooks),
-                "terminals_enabled": False,
+                "terminals_enabled": self.terminals,
                 "jpserver_extensions": {
                     "jupyter_lsp": False,
-                    "jupyter_server_terminals": False,
+                    "jupyter_server_terminals": self.terminals,
                     "pmux_widget.jupyter": self.extension,
                 },
             },
