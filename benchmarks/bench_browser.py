@@ -18,6 +18,9 @@ P4 — hook script start → dot changed in JupyterLab, p95 ≤ 300 ms.
 P15 — the same hooks → the JupyterLab extension's status-bar dot painted, no kernel, p95 ≤ 25 ms
   (``benchmarks/lab_panel.py``), measured right after P4 in the same run.
 
+P16 — the same hooks → the dot on the session's JupyterLab terminal tab painted, p95 ≤ 25 ms
+  (``benchmarks/lab_panel.py``; the session runs in a real terminal), right after P15.
+
 P10 — front-end: render 500 sessions ≤ 150 ms / apply one change ≤ 3 ms.
   The BUILT ``pmux_widget/static/widget.js`` (+ ``widget.css``) is loaded as an ES module in a
   plain page (served through Playwright routes), with the front-end's fake anywidget model and
@@ -564,6 +567,12 @@ def main(quick: bool = False) -> list[Row]:
             p15 = lab_panel.p15(browser, samples, _OBSERVE, _clock_offset_ms)
             rows += lab_panel.p15_rows(p15)
             log(f"P15 page↔python clock offset {p15['offset']:+.1f} ms (subtracted)")
+
+            # ---------------------------------------------------------------- P16
+            log(f"P16: a terminal tab's dot, {samples} hooks through the installed script")
+            p16 = lab_panel.p16(browser, samples, _OBSERVE, _clock_offset_ms)
+            rows += lab_panel.p16_rows(p16)
+            log(f"P16 page↔python clock offset {p16['offset']:+.1f} ms (subtracted)")
         finally:
             browser.close()
 

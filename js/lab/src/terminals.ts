@@ -85,14 +85,17 @@ export class TerminalDots {
     requestAnimationFrame(() => this.label(widget));
   }
 
-  /** The tab's accessible name: its label, then the session's state. Lumino renders only a
-   * tab's role and selection, so the name goes on the element itself (kept across Lumino's
-   * updates, which touch only the attributes it renders). */
+  /** The tab's element, now: its accessible name (its label, then the session's state), and
+   * its classes at once rather than at Lumino's next frame (Lumino renders the same classes
+   * from the title then; it renders no accessible name, and keeps attributes it does not
+   * render across its updates). */
   private label(widget: TerminalWidget): void {
     const name = widget.title.dataset[DATA_KEY];
     if (!name) return;
-    const decor = this.shown.get(widget);
+    const decor = this.shown.get(widget) ?? null;
     for (const tab of document.querySelectorAll<HTMLElement>(`li.lm-TabBar-tab[data-${DATA_KEY}="${CSS.escape(name)}"]`)) {
+      const className = withClasses(tab.className, decor);
+      if (tab.className !== className) tab.className = className;
       const aria = decor ? `${widget.title.label}. ${decor.label}` : null;
       if (aria === null) tab.removeAttribute("aria-label");
       else if (tab.getAttribute("aria-label") !== aria) tab.setAttribute("aria-label", aria);
