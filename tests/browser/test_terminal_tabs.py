@@ -14,6 +14,7 @@ PMUX_UPDATE_DOC_IMAGES=1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -375,3 +376,61 @@ def test_new_session_form_starts_a_session_in_a_new_terminal(
         state="visible", timeout=20_000
     )
     page.server.api("DELETE", f"/api/terminals/{name}")
+
+
+def test_make_demo_opens_on_a_terminal_tab_with_a_dot_whose_approve_answers_it(
+    tmp_path: Path, browser_context: Any
+) -> None:
+    """``make demo``: one simulated session runs in a JupyterLab terminal, its tab open for
+    the newcomer, dotted; its row's Approve answers the dialog in that terminal."""
+    import signal
+
+    from ..helpers import free_port
+    from ..test_demo import DemoProcess
+
+    demo = DemoProcess(
+        tmp_path, "--port", str(free_port()), "--duration", "240", "--no-prerun", "--history", "0"
+    )
+    page = browser_context.new_page()
+    try:
+        url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
+        name = demo.wait_for_output(
+            r"lab-terminal: a simulated session in JupyterLab terminal (\S+)", 5
+        )[1]
+        page.goto(url)
+        # the terminal's tab is open, with the session's dot (the demo's page does not expose
+        # the app: the tab is found in the dock by its class)
+        tab = page.locator(".lm-DockPanel-tabBar li.lm-TabBar-tab.pmux-tab")
+        tab.wait_for(timeout=90_000)
+        assert tab.count() == 1
+        base, token = url.split("/lab/")[0], url.split("token=")[1]
+
+        def session() -> dict[str, Any] | None:
+            rows = page.evaluate(
+                "(u) => fetch(u).then((r) => r.json())", f"{base}/pmux/api/sessions?token={token}"
+            )["sessions"]
+            return next((r for r in rows if r["terminal"] == {"name": name}), None)
+
+        # the session asks (its script's dialogs): the row's Approve answers it in the terminal
+        asking = wait_until(
+            lambda: (s := session()) is not None and s["state"] == "needs-input" and s,
+            120,
+            what=lambda: f"the terminal session asking: {session()}",
+        )
+        sid = asking["session_id"]
+        page.locator(".lm-DockPanel-tabBar li.pmux-tab.pmux-state-needs-input").wait_for()
+        page.locator(PANEL).wait_for(state="visible")
+        row = page.locator(f'{PANEL} li.pmux-row[data-session-id="{sid}"]')
+        row.locator(".pmux-act--approve").click()
+        wait_until(
+            lambda: (s := session()) is not None and s["state"] != "needs-input",
+            30,
+            what=lambda: f"the dialog answered: {session()}; {row.inner_text()}",
+        )
+        assert "refused" not in row.inner_text()
+    finally:
+        page.close()
+        demo.signal(signal.SIGINT)
+        with contextlib.suppress(AssertionError):
+            demo.wait(60)
+        demo.cleanup()
