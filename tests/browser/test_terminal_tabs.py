@@ -412,11 +412,16 @@ def test_make_demo_opens_on_a_terminal_tab_with_a_dot_whose_approve_answers_it(
             return next((r for r in rows if r["terminal"] == {"name": name}), None)
 
         # the session asks (its script's dialogs): the row's Approve answers it in the terminal
-        asking = wait_until(
-            lambda: (s := session()) is not None and s["state"] == "needs-input" and s,
+        def asks() -> dict[str, Any] | None:
+            found = session()
+            return found if found is not None and found["state"] == "needs-input" else None
+
+        asking: dict[str, Any] | None = wait_until(
+            asks,
             120,
             what=lambda: f"the terminal session asking: {session()}",
         )
+        assert asking is not None
         sid = asking["session_id"]
         page.locator(".lm-DockPanel-tabBar li.pmux-tab.pmux-state-needs-input").wait_for()
         page.locator(PANEL).wait_for(state="visible")
