@@ -39,18 +39,25 @@ describe("sessionsByTerminal", () => {
 
 describe("decorFor / withClasses", () => {
   it.each(["idle", "busy", "needs-input", "review", "unknown"] as const)("%s: class, tooltip, name", (state) => {
-    const decor = decorFor(inTerm("a", "4", { state, name: "api", asks: "asks to run: ls" }), "4");
+    const decor = decorFor(inTerm("a", "4", { state, name: "api", asks: "asks to run: ls", activity: null }));
     expect(decor.classes).toBe(`pmux-tab pmux-state-${state}`);
     const label = state === "needs-input" ? "needs input" : state;
-    expect(decor.caption).toContain(`Claude session api: ${label}`);
-    expect(decor.caption.startsWith("Terminal 4")).toBe(true);
-    expect(decor.label).toBe(`Claude session api: ${label}`);
-    if (state === "needs-input") expect(decor.caption).toContain("asks to run: ls");
+    const first = decor.caption.split("\n")[0];
+    expect(first).toBe(`Claude: ${label} — asks to run: ls`);
+    expect(decor.caption.split("\n")[1]).toBe("session api");
+    expect(decor.label).toBe(`Claude: ${label}, session api`);
+  });
+
+  it("says what the session does when it asks nothing", () => {
+    const decor = decorFor(inTerm("a", "4", { state: "busy", name: "api", asks: null, activity: "running make test" }));
+    expect(decor.caption.split("\n")[0]).toBe("Claude: busy — running make test");
+    const quiet = decorFor(inTerm("a", "4", { state: "idle", name: "api", asks: null, activity: null }));
+    expect(quiet.caption.split("\n")[0]).toBe("Claude: idle");
   });
 
   it("replaces only its own classes, and removes them when the session goes", () => {
-    const busy = decorFor(inTerm("a", "1", { state: "busy" }), "1");
-    const review = decorFor(inTerm("a", "1", { state: "review" }), "1");
+    const busy = decorFor(inTerm("a", "1", { state: "busy" }));
+    const review = decorFor(inTerm("a", "1", { state: "review" }));
     const first = withClasses("jp-Terminal-tab other", busy);
     expect(first).toBe("jp-Terminal-tab other pmux-tab pmux-state-busy");
     expect(withClasses(first, review)).toBe("jp-Terminal-tab other pmux-tab pmux-state-review");

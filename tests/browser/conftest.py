@@ -120,8 +120,7 @@ class LabServer:
         app: str = "jupyterlab",
         terminals: bool = False,
     ) -> None:
-        """``terminals``: the server's terminals on (issue 21's tests).
-        ``extension``: load pmux-widget's server extension and labextension (this
+        """``extension``: load pmux-widget's server extension and labextension (this
         checkout's build); without, the server runs neither even where the venv has them, so
         the widget's own tests see the widget alone. ``env``: more for the server's
         environment (the server extension's hub reads PMUX_WIDGET_HOME etc. from it)."""
@@ -129,6 +128,7 @@ class LabServer:
         self.extension = extension
         self.extra_env = dict(env or {})
         self.app = app
+        #: JupyterLab terminals (off by default: the widget's tests need none)
         self.terminals = terminals
         self.notebooks = self.base / "notebooks"
         self.port = 0

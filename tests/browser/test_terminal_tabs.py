@@ -235,7 +235,8 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
         )
         info = wait_tab_state(page, session.name, "idle")
         assert info["dot"] == '""', info  # the ::before dot is drawn
-        assert "idle" in info["title"] and f"Terminal {session.name}" in info["title"]
+        assert info["title"].startswith("Claude: idle"), info
+        assert "\nsession acme-api" in info["title"], info
         session.step("UserPromptSubmit", prompt="add the terminal tab dots")
         info = wait_tab_state(page, session.name, "busy")
         assert "busy" in info["title"]
@@ -248,7 +249,7 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
             timeout=20_000,
         )
         named = tab_info(page, session.name)
-        assert named is not None and "Claude session" in named["aria"], named
+        assert named is not None and "Claude: needs input, session acme-api" in named["aria"], named
         show_panel(page)  # the picture: the dotted tab and its row, Approve and Open terminal
         page.page.locator(
             f'{PANEL} li.pmux-row[data-session-id="{SID}"] .pmux-act--approve'

@@ -16,7 +16,7 @@ import { addCommands, CATEGORY, CMD } from "./commands";
 import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
 import { STATUS_ID, StatusItem } from "./status";
-import { TerminalDots } from "./terminals";
+import { addOpenTerminal, TerminalDots } from "./terminals";
 
 const PLUGIN_ID = "pmux-widget:plugin";
 
@@ -80,6 +80,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     addCommands(app.commands, panel, open);
+    // "Open terminal" as a command too: {session_id} (issue 21)
+    if (canOpen) addOpenTerminal(app, live);
     if (palette) for (const command of Object.values(CMD)) palette.addItem({ command, category: CATEGORY });
 
     if (settings) {

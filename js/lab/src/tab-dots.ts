@@ -37,14 +37,16 @@ function later(a: Row, b: Row): boolean {
   return a.session_id > b.session_id;
 }
 
-/** The dot, tooltip and accessible name of a terminal's tab that runs `row`. */
-export function decorFor(row: Row, terminal: string): TabDecor {
+/** The dot, tooltip and accessible name of a terminal's tab that runs `row`: the state first
+ * ("Claude: needs input — asks to run: make deploy"), then whose session it is (a row's name
+ * names its terminal already). */
+export function decorFor(row: Row): TabDecor {
   const state = LABEL[row.state];
-  const asks = row.state === "needs-input" && row.asks ? `: ${row.asks}` : "";
+  const what = row.asks ?? row.activity ?? null;
   return {
     classes: `pmux-tab pmux-state-${row.state}`,
-    caption: `Terminal ${terminal}\nClaude session ${row.name}: ${state}${asks}`,
-    label: `Claude session ${row.name}: ${state}`,
+    caption: `Claude: ${state}${what ? ` — ${what}` : ""}\nsession ${row.name}`,
+    label: `Claude: ${state}, session ${row.name}`,
   };
 }
 

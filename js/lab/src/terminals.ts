@@ -3,6 +3,7 @@
 // the tab; the widget's CSS draws the dot), the state in its tooltip and accessible name.
 // Repainted on every change of the page's store and whenever a terminal widget appears, so a
 // reopened tab has its dot at once. Which tab gets what is tab-dots.ts (pure).
+import type { JupyterFrontEnd } from "@jupyterlab/application";
 import type { ITerminalTracker } from "@jupyterlab/terminal";
 import type { Link } from "../../src/link";
 import type { Live } from "./live";
@@ -55,7 +56,7 @@ export class TerminalDots {
     this.tracker.forEach((widget) => {
       const name = widget.content.session?.name;
       const row = name ? live.get(name) : undefined;
-      this.apply(widget, row && name ? decorFor(row, name) : null, name ?? "");
+      this.apply(widget, row ? decorFor(row) : null, name ?? "");
     });
   }
 
@@ -96,7 +97,7 @@ export class TerminalDots {
     for (const tab of document.querySelectorAll<HTMLElement>(`li.lm-TabBar-tab[data-${DATA_KEY}="${CSS.escape(name)}"]`)) {
       const className = withClasses(tab.className, decor);
       if (tab.className !== className) tab.className = className;
-      const aria = decor ? `${widget.title.label}. ${decor.label}` : null;
+      const aria = decor ? `${widget.title.label}, ${decor.label}` : null;
       if (aria === null) tab.removeAttribute("aria-label");
       else if (tab.getAttribute("aria-label") !== aria) tab.setAttribute("aria-label", aria);
     }
@@ -107,4 +108,26 @@ export class TerminalDots {
     this.unsubscribe?.();
     this.tracker.widgetAdded.disconnect(this.onAdded, this);
   }
+}
+
+export const OPEN_TERMINAL = "pmux-widget:open-terminal";
+
+/** The command behind "Open terminal", for the palette and other extensions: activate the
+ * tab of the terminal a session runs in (``terminal:open`` reopens a closed tab while the
+ * terminal runs). Args: ``{session_id}``. */
+export function addOpenTerminal(app: JupyterFrontEnd, live: Live): void {
+  const terminalOf = (args: { session_id?: unknown }): string | null => {
+    const id = typeof args.session_id === "string" ? args.session_id : "";
+    const row = live.link?.store.rows.get(id);
+    return row && !row.ended && row.terminal ? row.terminal.name : null;
+  };
+  app.commands.addCommand(OPEN_TERMINAL, {
+    label: "Open the Claude Session's Terminal",
+    caption: "Show the JupyterLab terminal the session runs in (reopens its tab if closed)",
+    isEnabled: (args) => terminalOf(args) !== null,
+    execute: async (args) => {
+      const name = terminalOf(args);
+      if (name !== null) await app.commands.execute("terminal:open", { name });
+    },
+  });
 }
