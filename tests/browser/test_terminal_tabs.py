@@ -440,3 +440,33 @@ def test_make_demo_opens_on_a_terminal_tab_with_a_dot_whose_approve_answers_it(
         with contextlib.suppress(AssertionError):
             demo.wait(60)
         demo.cleanup()
+
+
+def test_with_terminals_off_the_form_says_sessions_cannot_run_in_terminals(
+    browser_context: Any,
+) -> None:
+    """``terminals_enabled`` off: the form's terminal choice is disabled, with the reason the
+    server gives (GET pmux/api/terminals), tmux chosen instead; no row offers Open terminal."""
+    server = LabServer(extension=True)  # terminals off, as the server's own config says
+    ws_dir = server.notebooks / WS
+    server.extra_env.update(
+        PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
+        CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
+    )
+    page = browser_context.new_page()
+    try:
+        server.start()
+        lab = LabPage(server, page)
+        open_lab(lab)
+        show_panel(lab)
+        form = page.locator(f"{PANEL} details.pmux-new")
+        form.locator("summary").click()
+        note = form.locator(".pmux-new-note")
+        note.wait_for(state="visible")
+        assert "cannot be started or answered in this server's terminals" in note.inner_text()
+        assert "terminals_enabled" in note.inner_text()
+        assert form.get_by_label("a new JupyterLab terminal").is_disabled()
+        assert form.get_by_label("a new tmux window").is_checked()
+    finally:
+        page.close()
+        server.stop()
