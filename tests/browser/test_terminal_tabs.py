@@ -95,18 +95,17 @@ def _stand_in(base: Path, text: str = STAND_IN) -> Path:
 
 
 @pytest.fixture(scope="module")
-def term_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+def term_server() -> Iterator[LabServer]:
     server = LabServer(extension=True, terminals=True)
     ws_dir = server.notebooks / WS
     # "New session" runs a stand-in where claude would run (its hook command: NEW_HOOK)
-    new = tmp_path_factory.mktemp("new")
+    new = server.base / "new"
     fake = _stand_in(new, NEW_STAND_IN)
     server.extra_env.update(
         PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
         CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
         PMUX_WIDGET_CLAUDE=f"{fake} {new / NEW_HOOK}",
     )
-    server.new_hook = new / NEW_HOOK  # type: ignore[attr-defined]
     try:
         server.start()
     except LabUnavailable as exc:
@@ -339,7 +338,7 @@ def test_new_session_form_starts_a_session_in_a_new_terminal(
     )
     assert found == [], found
     before = {t["name"] for t in page.server.api("GET", "/api/terminals")[1]}
-    Path(page.server.new_hook).write_text(ws.commands["SessionStart"])  # type: ignore[attr-defined]
+    (page.server.base / "new" / NEW_HOOK).write_text(ws.commands["SessionStart"])
     form.get_by_label("Folder").fill(str(tmp_path))
     form.get_by_label("First prompt (optional)").fill("hello from the form")
     form.get_by_label("Permission mode").select_option("plan")
