@@ -469,3 +469,36 @@ def test_with_terminals_off_the_form_says_sessions_cannot_run_in_terminals(
     finally:
         page.close()
         server.stop()
+
+
+def test_a_notebooks_widget_opens_the_terminal_through_the_extensions_page_hook(
+    lab: tuple[LabPage, Workspace], tmp_path: Path, term_server: LabServer
+) -> None:
+    """The widget in a notebook cell (its kernel's own hub) offers "Open terminal" because the
+    page has the extension (its page-wide hook, js/src/lab-panel.ts), and it activates the
+    terminal's tab."""
+    page, ws = lab
+    project = tmp_path / "billing"
+    project.mkdir()
+    session = Session(ws, project, "8d2e3f40-5b6c-4d7e-8f90-a1b2c3d4e5f6")
+    try:
+        session.step("SessionStart", source="startup")
+        page.open_notebook(ws.notebook("terminal.ipynb", "import pmux_widget; pmux_widget.show()"))
+        page.run_cell(0)
+        # the kernel's hub hears the next hooks (and maps the session to its terminal itself)
+        session.step("UserPromptSubmit", prompt="reconcile the invoices")
+        session.step("PermissionRequest", tool_name="Bash", tool_input={"command": "make sync"})
+        page.wait_state(session.sid, "needs-input", timeout=30)
+        button = page.row(session.sid).locator(".pmux-act--terminal")
+        button.wait_for(state="visible", timeout=30_000)
+        button.click()
+        page.page.wait_for_function(
+            f"(name) => ({TAB_JS})(name)?.classList.contains('lm-mod-current')",
+            arg=session.name,
+            timeout=30_000,
+        )
+        tab = tab_info(page, session.name)
+        assert tab is not None and "pmux-state-needs-input" in tab["cls"], tab
+    finally:
+        session.close()
+        term_server.shutdown_kernels()
