@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { NotificationPayload } from "../src/types";
 import { setLabPanel } from "../src/lab-panel";
+import type { NotificationPayload } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
 import { makeRow } from "../testing/fixtures";
 import { mount, q, type Mounted } from "./helpers";
@@ -215,6 +215,32 @@ describe("notify messages", () => {
     visibility = "hidden";
     fake.emitCustom({ type: "notify", notification: notification("s2", 4) });
     expect(MockNotification.instances).toHaveLength(1); // no permission
+  });
+
+  it("a click on a session in a JupyterLab terminal opens that terminal (issue 21)", async () => {
+    MockNotification.permission = "granted";
+    const opened: string[] = [];
+    setLabPanel({ open: () => undefined, openTerminal: (name) => opened.push(name) });
+    try {
+      const fake = new FakeModel({
+        snapshot: snapshotOf([
+          makeRow({ session_id: "s1", state: "review", terminal: { name: "3" } }),
+          makeRow({ session_id: "s2", state: "review" }),
+        ]),
+        desktop_notifications: true,
+      });
+      views.push(await mount(fake));
+      // (times of their own: the page's one notifier remembers what it showed)
+      fake.emitCustom({ type: "notify", notification: notification("s1", 101) });
+      fake.emitCustom({ type: "notify", notification: notification("s2", 102) });
+      const [inTerminal, elsewhere] = MockNotification.instances;
+      elsewhere!.onclick?.();
+      expect(opened).toEqual([]);
+      inTerminal!.onclick?.();
+      expect(opened).toEqual(["3"]);
+    } finally {
+      setLabPanel(undefined);
+    }
   });
 
   it("keeps one per session: a newer one closes the older", async () => {

@@ -1,7 +1,8 @@
 """Tab dots in real JupyterLab (issue 21): a terminal tab whose terminal runs a Claude session
 shows the session's dot (the tab element gets ``pmux-tab pmux-state-<state>``), its state in
 the tooltip and the accessible name, following idle → busy → needs-input → review; a plain
-shell's tab gets none; "Open terminal" (``pmux-widget:open-terminal``) brings the tab back.
+shell's tab gets none; "Open terminal" (the panel row's button, and the command
+``pmux-widget:open-terminal``) brings the tab back.
 
 The session is a stand-in for Claude Code run in the terminal: a script named ``claude`` (the
 hub knows Claude's process by that name, above the hooks it fires; the server extension finds
@@ -79,6 +80,10 @@ def stand_in(server: LabServer, workspace: str = WS) -> tuple[Path, Path]:
 
 
 def new_terminal(lab: LabPage) -> str:
+    lab.page.wait_for_function(
+        "() => !!window.jupyterapp && window.jupyterapp.commands.hasCommand('terminal:open')",
+        timeout=90_000,
+    )
     status, model = lab.server.api("POST", "/api/terminals", {})
     assert status == 200, (status, model)
     name = str(model["name"])
@@ -138,6 +143,18 @@ def test_a_terminal_tab_shows_its_sessions_dot_and_open_terminal_goes_there(
         info = _tab_state(lab, "needs-input")
         assert "needs input" in info["title"] and "make deploy" in info["title"]
         assert "rotate" in info["before"] or "matrix" in info["before"]  # the diamond
+        # the panel's row of a session in a terminal: "Open terminal" brings its tab back
+        lab.command("terminal:open", {"name": plain})
+        lab.command("pmux-widget:show-panel")
+        button = lab.page.locator("#pmux-widget-panel button.pmux-act--terminal")
+        button.wait_for(timeout=30_000)
+        assert f"Open terminal {name}" in (button.get_attribute("aria-label") or "")
+        button.click()
+        lab.page.wait_for_function(
+            """(name) => window.jupyterapp.shell.currentWidget.content.session.name === name""",
+            arg=name,
+            timeout=30_000,
+        )
         type_line(lab, "Stop")
         _tab_state(lab, "review")
         # Open terminal: another tab in front, then the command brings the session's back
