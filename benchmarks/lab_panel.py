@@ -1,4 +1,5 @@
 """P15 — hook script start → status-bar dot painted (JupyterLab extension, no kernel), p95 ≤ 25 ms.
+P16 — hook script start → a JupyterLab terminal tab's dot painted (its session's), p95 ≤ 25 ms.
 
 Run by ``bench_browser.py`` right after P4, in the same browser: a real JupyterLab with the
 server extension (its hub over the workspace's pmux home) and this checkout's labextension,
@@ -9,6 +10,12 @@ the status item's new dot: a MutationObserver on ``#pmux-widget-status`` notes `
 when the dot's state class changes, then two animation frames later (that paint is done; the
 page↔Python clock offset is subtracted). The panel's row is observed too (P4's observer,
 inside the panel), reported as info. Samples are spaced 60–160 ms apart, as P4's.
+
+P16 is P15's harness on a terminal tab: the server's terminals on, a real terminal (REST)
+runs a stand-in Claude (tests/browser/test_terminal_tabs.py: a script named ``claude`` that
+fires SessionStart through the installed hook command, so the hub knows its process and maps
+it to the terminal), its tab open in the page. The timed hooks then run as in P15 and the
+observer watches the terminal tab's ``pmux-state-<state>`` class.
 """
 
 from __future__ import annotations
@@ -27,9 +34,10 @@ from tests.browser.conftest import (
     hook_payload,
 )
 
-__all__ = ["P15_P95_MS", "p15", "p15_rows"]
+__all__ = ["P15_P95_MS", "P16_P95_MS", "p15", "p15_rows", "p16", "p16_rows"]
 
 P15_P95_MS = 25.0
+P16_P95_MS = 25.0
 PANEL = "#pmux-widget-panel"
 STATUS = "#pmux-widget-status"
 SID = "5e6f7081-92a3-4b4c-8d5e-6f708192a3b4"
@@ -102,7 +110,15 @@ def p15(browser: Any, samples: int, observe: str, clock_offset: Any) -> dict[str
 
 
 def _samples(
-    lab: LabPage, ws: Any, steps: list[Any], samples: int, offset: float
+    lab: LabPage,
+    ws: Any,
+    steps: list[Any],
+    samples: int,
+    offset: float,
+    *,
+    sid: str = SID,
+    cwd: str = CWD,
+    seen: str = "__pmuxStatus",
 ) -> dict[str, list[float]]:
     status: list[float] = []
     row: list[float] = []
@@ -112,7 +128,7 @@ def _samples(
     rng = random.Random(15)
     for i in range(samples):
         event, state, fields = steps[i % 2]
-        argv, kwargs = ws.hook_command(hook_payload(event, SID, CWD, **fields))
+        argv, kwargs = ws.hook_command(hook_payload(event, sid, cwd, **fields))
         data = kwargs.pop("input")
         t0 = time.time() * 1000
         proc = subprocess.Popen(
@@ -123,13 +139,15 @@ def _samples(
         script.append(time.time() * 1000 - t0)
         # entry 0 of each is the state seen when its observer started
         lab.page.wait_for_function(
-            """([n, state]) => [window.__pmuxStatus, window.__pmuxSeen].every((seen) =>
+            """([n, state, key]) => [window[key], window.__pmuxSeen].every((seen) =>
                  seen.length > n && seen[n].state === state && seen[n].painted !== null)""",
-            arg=[i + 1, state],
+            arg=[i + 1, state, seen],
             timeout=10_000,
             polling="raf",
         )
-        entries = lab.page.evaluate("(n) => [window.__pmuxStatus[n], window.__pmuxSeen[n]]", i + 1)
+        entries = lab.page.evaluate(
+            "([n, key]) => [window[key][n], window.__pmuxSeen[n]]", [i + 1, seen]
+        )
         status.append(entries[0]["painted"] - offset - t0)
         mutation.append(entries[0]["mutation"] - offset - t0)
         frame.append(entries[0]["frame"] - offset - t0)
@@ -167,6 +185,124 @@ def p15_rows(result: dict[str, Any]) -> list[Row]:
             f"{_ms(percentile(result['mutation'], 95))}; "
             f"{_ms(percentile(result['frame'], 50))} / {_ms(percentile(result['frame'], 95))}; "
             f"{_ms(percentile(result['script'], 50))} / {_ms(percentile(result['script'], 95))}",
+            "info",
+            True,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------ P16
+
+#: In the page: each change of the terminal tab's pmux-state-<state> class (as _OBSERVE_STATUS).
+_OBSERVE_TAB = """([tabJs, name]) => {
+  const tab = eval(tabJs)(name);
+  const seen = (window.__pmuxTab = []);
+  let last = null;
+  const check = () => {
+    const state = [...tab.classList].find((c) => c.startsWith('pmux-state-'));
+    if (!state || state === last) return;
+    last = state;
+    const entry = {state: state.slice(11), mutation: Date.now(), frame: null, painted: null};
+    seen.push(entry);
+    requestAnimationFrame(() => {
+      entry.frame = Date.now();
+      requestAnimationFrame(() => { entry.painted = Date.now(); });
+    });
+  };
+  new MutationObserver(check).observe(tab, {attributes: true, attributeFilter: ['class']});
+  check();
+  return true;
+}"""
+
+
+def p16(browser: Any, samples: int, observe: str, clock_offset: Any) -> dict[str, Any]:
+    """P16: as :func:`p15`, the dot on the session's JupyterLab terminal tab."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.browser.test_terminal_tabs import TAB_JS, Session
+
+    server = LabServer(extension=True, terminals=True)
+    ws_dir = server.notebooks / "p16"
+    server.extra_env.update(
+        PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
+        CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
+    )
+    with server, tempfile.TemporaryDirectory(prefix="pmux-p16-") as tmp:
+        ws = server.workspace("p16")
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        base = Path(tmp) / "latency-probe"
+        base.mkdir()
+        session = Session(ws, base, SID)
+        try:
+            lab = LabPage(server, context.new_page())
+            lab.page.goto(server.url("lab"))
+            lab.page.locator(f"{PANEL} .pmux-root").wait_for(state="attached", timeout=90_000)
+            lab.command("pmux-widget:show-panel")
+            lab.command("terminal:open", {"name": session.name})
+            bash = {"command": "pytest -q tests/test_latency.py", "description": "Run the tests"}
+            session.step("SessionStart", source="startup")  # from inside the terminal
+            ws.fire(hook_payload("UserPromptSubmit", SID, str(base), prompt="measure the latency"))
+            ws.fire(
+                hook_payload(
+                    "PreToolUse",
+                    SID,
+                    str(base),
+                    tool_name="Bash",
+                    tool_input=bash,
+                    tool_use_id="t1",
+                )
+            )
+            lab.wait_state(SID, "busy", within=PANEL)
+            lab.page.wait_for_function(
+                f"(name) => ({TAB_JS})(name)?.classList.contains('pmux-state-busy')",
+                arg=session.name,
+                timeout=30_000,
+            )
+            lab.page.evaluate(_OBSERVE_TAB, [TAB_JS, session.name])
+            lab.page.evaluate(observe, [SID, PANEL])
+            offset = clock_offset(lab.page)
+            response = {"stdout": "1 passed", "stderr": "", "interrupted": False}
+            steps: list[tuple[str, str, dict[str, Any]]] = [
+                ("PermissionRequest", "needs-input", {"tool_name": "Bash", "tool_input": bash}),
+                ("PostToolUse", "busy", {"tool_name": "Bash", "tool_input": bash,
+                                         "tool_response": response, "tool_use_id": "t1"}),
+            ]  # fmt: skip
+            times = _samples(lab, ws, steps, samples, offset, cwd=str(base), seen="__pmuxTab")
+            terminal = [
+                r["terminal"]
+                for r in server.api("GET", "/pmux/api/sessions")[1]["sessions"]
+                if r["session_id"] == SID
+            ]
+        finally:
+            session.close()
+            context.close()
+    return {**times, "offset": offset, "terminal": terminal, "name": session.name}
+
+
+def p16_rows(result: dict[str, Any]) -> list[Row]:
+    tab, row = result["status"], result["row"]
+    p95 = percentile(tab, 95)
+    mapped = result["terminal"] == [{"name": result["name"]}]
+    return [
+        (
+            f"P16 hook script start → terminal tab dot painted (extension), p95 (n={len(tab)})",
+            _ms(p95),
+            f"≤ {P16_P95_MS:.0f} ms",
+            p95 <= P16_P95_MS and mapped,
+        ),
+        (
+            "P16 → tab dot painted p50 / max; panel row painted p50 / p95",
+            f"{_ms(percentile(tab, 50))} / {_ms(max(tab))}; "
+            f"{_ms(percentile(row, 50))} / {_ms(percentile(row, 95))}",
+            "info",
+            True,
+        ),
+        (
+            "P16 → tab class in the DOM / frame start, p50 / p95",
+            f"{_ms(percentile(result['mutation'], 50))} / "
+            f"{_ms(percentile(result['mutation'], 95))}; "
+            f"{_ms(percentile(result['frame'], 50))} / {_ms(percentile(result['frame'], 95))}",
             "info",
             True,
         ),

@@ -8,9 +8,16 @@ const KEY = Symbol.for("pmux-widget/lab-panel@1");
 export interface LabPanel {
   /** Show the panel (expanding its side area) and give it focus. */
   open(): void;
-  /** Bring the JupyterLab terminal ``name`` to the front (reopening its tab): a row of a
-   * session in a terminal offers it ("Open terminal"). */
+  /** Activate the JupyterLab terminal of that name (reopening its tab if it was closed while
+   * the terminal runs). Absent where the page cannot open terminals: rows then offer no
+   * "Open terminal". */
   openTerminal?(name: string): void;
+}
+
+/** The page's way to open a JupyterLab terminal, if it has one (the labextension's hook). */
+export function terminalOpener(): ((name: string) => void) | null {
+  const panel = labPanel();
+  return panel?.openTerminal ? (name) => panel.openTerminal?.(name) : null;
 }
 
 export function labPanel(): LabPanel | undefined {

@@ -3,6 +3,7 @@
 // factory; views only subscribe to it. Its listeners are registered on initialize()'s model
 // proxy, so anywidget drops them with that proxy when the model goes or its ESM is reloaded.
 import type { AnyModel } from "@anywidget/types";
+import { terminalOpener } from "./lab-panel";
 import { notifier } from "./notify";
 import { isAttention } from "./states";
 import { SessionStore } from "./store";
@@ -73,10 +74,11 @@ export class Link {
         break;
       case "notify":
         if (msg.notification) {
-          // a session in a JupyterLab terminal: the click opens that terminal (issue 21)
-          const row = this.store.rows.get(msg.notification.session_id);
-          const terminal = row && !row.ended && row.terminal ? row.terminal.name : null;
-          notifier.show(msg.notification, this.model.get("desktop_notifications") === true, this.model, terminal);
+          const sid = msg.notification.session_id;
+          notifier.show(msg.notification, this.model.get("desktop_notifications") === true, this.model, () => {
+            const name = this.store.rows.get(sid)?.terminal?.name;
+            if (name) terminalOpener()?.(name);
+          });
         }
         break;
       case "install_result":

@@ -3,7 +3,6 @@
 // see it once. The API is read from `globalThis` at each call so that it can be absent
 // (insecure origins, some embedded browsers) or replaced in tests.
 import type { NotificationPayload } from "./types";
-import { labPanel } from "./lab-panel";
 
 export type Permission = NotificationPermission | "unsupported";
 
@@ -58,9 +57,8 @@ export class Notifier {
   }
 
   /** Show `n` if the user opted in (`enabled`), granted permission, and is not watching.
-   * `source` is the model that heard it (see claim); `terminal`: the JupyterLab terminal the
-   * session runs in, which a click brings to the front. */
-  show(n: NotificationPayload, enabled: boolean, source?: object, terminal: string | null = null): Notification | null {
+   * `source` is the model that heard it (see claim). */
+  show(n: NotificationPayload, enabled: boolean, source?: object, onClick?: () => void): Notification | null {
     if (!enabled) return null;
     if (this.owner && (source !== this.owner || !this.ownerAllows)) return null;
     const N = api();
@@ -79,9 +77,9 @@ export class Notifier {
     this.open.set(sid, note);
     note.onclick = () => {
       window.focus();
-      // its JupyterLab terminal, where the labextension can open it
-      if (terminal !== null) labPanel()?.openTerminal?.(terminal);
       note.close();
+      // a session in a JupyterLab terminal: its tab comes forward (the page's hook, if any)
+      onClick?.();
     };
     note.onclose = () => {
       if (this.open.get(sid) === note) this.open.delete(sid);

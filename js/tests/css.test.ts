@@ -39,9 +39,9 @@ describe("widget.css", () => {
     expect(block).toMatch(/animation:\s*none/);
   });
 
-  it("draws every state's dot, for dot elements and for rows' ::before", () => {
-    for (const state of ["busy", "needs-input", "review", "unknown"]) {
-      expect(css).toContain(`.pmux-dot--${state},\n.pmux-row--${state}::before {`);
+  it("draws every state's dot, for dot elements, rows' ::before and terminal tabs' ::before", () => {
+    for (const state of ["busy", "needs-input", "review", "unknown", "idle"]) {
+      expect(css).toContain(`.pmux-dot--${state},\n.pmux-row--${state}::before,\n.pmux-tab.pmux-state-${state} > :nth-child(2)::before {`);
     }
     expect(css).toMatch(/#9e9e9e/i);
     expect(css).toMatch(/#8b5cf6/i);

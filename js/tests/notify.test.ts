@@ -163,6 +163,35 @@ describe("the desktop notifications toggle", () => {
 });
 
 describe("notify messages", () => {
+  it("a click on a session's notification opens its JupyterLab terminal, where the page can", async () => {
+    MockNotification.permission = "granted";
+    const opened: string[] = [];
+    setLabPanel({ open: () => {}, openTerminal: (name) => opened.push(name) });
+    try {
+      const fake = new FakeModel({
+        desktop_notifications: true,
+        snapshot: snapshotOf([
+          makeRow({ session_id: "t", state: "review", terminal: { name: "3" } }),
+          makeRow({ session_id: "p", state: "review", terminal: null }),
+        ]),
+      });
+      const view = await mount(fake);
+      views.push(view);
+      fake.emitCustom({ type: "notify", notification: notification("t", 1) });
+      fake.emitCustom({ type: "notify", notification: notification("p", 1) });
+      const [inTerminal, plain] = MockNotification.instances;
+      inTerminal!.onclick?.();
+      plain!.onclick?.();
+      expect(opened).toEqual(["3"]);
+      setLabPanel({ open: () => {} }); // a page that cannot open terminals: nothing to open
+      fake.emitCustom({ type: "notify", notification: notification("t", 2) });
+      MockNotification.instances[MockNotification.instances.length - 1]!.onclick?.();
+      expect(opened).toEqual(["3"]);
+    } finally {
+      setLabPanel(undefined);
+    }
+  });
+
   it("show a notification only when enabled, granted, and the page is not watched", async () => {
     MockNotification.permission = "granted";
     const { fake } = await show({ desktop_notifications: false });

@@ -54,6 +54,7 @@ function fresh(rows: Row[], grouping: Grouping): HTMLElement {
     peek: () => {},
     actionState: none,
     peekLines: none,
+    terminalOpener: none,
   };
   const list = new SessionList(actions, grouping);
   list.reset(rows, Date.now());

@@ -26,6 +26,7 @@ from typing import Any
 import psutil
 
 from .dirs import NOTEBOOK, DemoDirs
+from .lab_sim import write_wrapper
 
 __all__ = ["JupyterLab", "free_port"]
 
@@ -88,10 +89,14 @@ def _set_pdeathsig() -> None:
 class JupyterLab:
     """A JupyterLab server for the demo: own dirs, a port, a token, its own process group."""
 
-    def __init__(self, dirs: DemoDirs, port: int = 0) -> None:
+    def __init__(self, dirs: DemoDirs, port: int = 0, simulated: bool = True) -> None:
         self.dirs = dirs
         self.port = port or free_port()
         self.token = secrets.token_hex(16)
+        #: the fleet is simulated: so are the sessions started in the server's terminals
+        self.simulated = simulated
+        #: the terminal the demo's own terminal session runs in (None: none)
+        self.terminal: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = dirs.jupyter / "lab.log"
         #: every process seen under the server (kernels live in sessions of their own)
@@ -140,6 +145,13 @@ class JupyterLab:
             "MPLCONFIGDIR": str(jup / "matplotlib"),
             "PYDEVD_DISABLE_FILE_VALIDATION": "1",
             "BROWSER": "true",
+            # sessions started in the server's terminals ("New session", the demo's own):
+            # simulated, as the fleet's (lab_sim.py)
+            **(
+                {"PMUX_WIDGET_CLAUDE": str(write_wrapper(self.dirs.root / "bin"))}
+                if self.simulated
+                else {}
+            ),
         }
 
     def start(self, stop: threading.Event | None = None) -> bool:
@@ -178,11 +190,25 @@ class JupyterLab:
         self._open_panel()
         return True
 
+    def start_terminal_session(self, folder: Path) -> str:
+        """A session in a new JupyterLab terminal, as the panel's "New session" starts one
+        (``POST pmux/api/sessions/new``); its tab is open in the workspace the browser opens.
+        Returns the terminal's name."""
+        folder.mkdir(parents=True, exist_ok=True)
+        answer = self._api(
+            "POST", "/pmux/api/sessions/new", {"cwd": str(folder), "where": "terminal"}
+        )
+        self.terminal = str(answer["terminal"])
+        self._open_panel()
+        return self.terminal
+
     def _open_panel(self) -> None:
         """The workspace the browser opens shows the extension's side panel (a user opens it
-        from the status bar; the demo starts with it open)."""
+        from the status bar; the demo starts with it open), and the demo's terminal session's
+        tab when there is one (the first thing a newcomer sees: a tab with a dot)."""
+        terms = [f"terminal:{self.terminal}"] if self.terminal else []
         layout = {
-            "main": {"dock": {"type": "tab-area", "currentIndex": 0, "widgets": []}},
+            "main": {"dock": {"type": "tab-area", "currentIndex": 0, "widgets": terms}},
             "left": {"collapsed": True, "visible": True, "widgets": []},
             "right": {
                 "collapsed": False,
@@ -191,7 +217,10 @@ class JupyterLab:
                 "widgets": [PANEL_ID],
             },
         }
-        body = {"data": {"layout-restorer:data": layout}, "metadata": {"id": "default"}}
+        data: dict[str, Any] = {"layout-restorer:data": layout}
+        for key in terms:
+            data[key] = {"data": {"name": key.split(":", 1)[1]}}
+        body = {"data": data, "metadata": {"id": "default"}}
         try:
             self._api("PUT", "/lab/api/workspaces/default", body)
         except (OSError, ValueError) as exc:  # the panel then starts closed: not fatal

@@ -15,9 +15,13 @@ the scripted one first plays ``--history`` minutes (default 60) of backdated his
 ``timeline()``; ``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet),
 then JupyterLab on the notebook (its own config/runtime/workspace dirs, a free port, a token)
 with the demo's ``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the
-notebook's hub receives the demo's hooks. Ctrl+C (SIGINT) or SIGTERM stops everything it
-started: the fleet, JupyterLab (its own process group) and the kernels (each in its own
-session: they are found as the server's descendants), then checks that none of them is left.
+notebook's hub receives the demo's hooks. With the scripted fleet, one more simulated session
+runs in a JupyterLab terminal (started through the server's ``POST pmux/api/sessions/new``,
+its tab open in the workspace: a terminal tab with a dot, a row whose Approve answers it), and
+the server's "New session" starts simulated sessions too (:mod:`.lab_sim`). Ctrl+C (SIGINT)
+or SIGTERM stops everything it started: the fleet, JupyterLab (its own process group) and the
+kernels (each in its own session: they are found as the server's descendants), then checks
+that none of them is left.
 
 Before printing the URL it runs the notebook's first cell in the notebook's own kernel
 (:meth:`JupyterLab.prerun`), so the notebook opens on the live widget (``--no-prerun``: not).
@@ -46,6 +50,9 @@ from .driver import Fleet, RealFleet, ScriptedFleet
 from .lab import JupyterLab
 
 __all__ = ["DemoDirs", "JupyterLab", "default_demo_dir", "main"]
+
+#: The project of the demo's session in a JupyterLab terminal (issue 21).
+TERMINAL_PROJECT = "lab-terminal"
 
 
 def _say(message: str = "") -> None:
@@ -170,9 +177,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "pmux-widget status --watch"
             )
         elif not stop.is_set():
-            lab = JupyterLab(dirs, args.port)
+            lab = JupyterLab(dirs, args.port, simulated=fleet.kind == "scripted")
             _say("Starting JupyterLab…")
             if lab.start(stop):
+                if lab.simulated:
+                    # one session in a JupyterLab terminal, its tab open for the newcomer
+                    try:
+                        name = lab.start_terminal_session(dirs.projects / TERMINAL_PROJECT)
+                        _say(
+                            f"  {TERMINAL_PROJECT}: a simulated session in JupyterLab "
+                            f"terminal {name} (its tab is open)"
+                        )
+                    except Exception as exc:  # the rest of the demo still works
+                        _say(f"note: no session in a JupyterLab terminal ({exc})")
                 if not args.no_prerun:
                     _say("Running the notebook's first cell (the widget)…")
                     try:

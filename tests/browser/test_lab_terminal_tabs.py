@@ -114,7 +114,8 @@ def _tab_state(lab: LabPage, state: str) -> dict[str, Any]:
              const all = document.querySelectorAll('#jp-main-dock-panel li.lm-TabBar-tab');
              return {title: tab.getAttribute('title') || '',
                      aria: tab.getAttribute('aria-label') || '',
-                     before: getComputedStyle(tab, '::before').transform,
+                     before: getComputedStyle(tab.querySelector('.lm-TabBar-tabLabel'),
+                                              '::before').transform,
                      tabs: all.length}; }""",
         TAB,
     )

@@ -7,6 +7,8 @@ import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } fro
 import { ICommandPalette } from "@jupyterlab/apputils";
 import { ISettingRegistry } from "@jupyterlab/settingregistry";
 import { IStatusBar } from "@jupyterlab/statusbar";
+import { ITerminalTracker } from "@jupyterlab/terminal";
+import { PageConfig } from "@jupyterlab/coreutils";
 import { LabIcon } from "@jupyterlab/ui-components";
 import { setLabPanel } from "../../src/lab-panel";
 import { RANGES, type RangeKey } from "../../src/timeline";
@@ -15,7 +17,7 @@ import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
 import { installPush } from "./push";
 import { STATUS_ID, StatusItem } from "./status";
-import { addOpenTerminal, TabDots } from "./tabs";
+import { addOpenTerminal, TerminalDots } from "./terminals";
 
 const PLUGIN_ID = "pmux-widget:plugin";
 
@@ -33,16 +35,30 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: "Claude Code sessions: a side panel, a status-bar item, palette commands.",
   autoStart: true,
-  optional: [IStatusBar, ISettingRegistry, ICommandPalette, ILayoutRestorer],
+  optional: [IStatusBar, ISettingRegistry, ICommandPalette, ILayoutRestorer, ITerminalTracker],
   activate: (
     app: JupyterFrontEnd,
     statusBar: IStatusBar | null,
     settings: ISettingRegistry | null,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
+    terminals: ITerminalTracker | null,
   ) => {
     const live = new Live(() => streamSocket(app.serviceManager.serverSettings));
-    const panel = new SessionsPanel(live);
+    // JupyterLab's terminals (issue 21): the tabs' dots, "Open terminal", "New session"
+    const canOpen = terminals !== null && app.serviceManager.terminals.isAvailable();
+    const openTerminal = canOpen
+      ? (name: string): void => void app.commands.execute("terminal:open", { name })
+      : undefined;
+    const panel = new SessionsPanel(live, {
+      openTerminal,
+      newSession: {
+        settings: app.serviceManager.serverSettings,
+        root: PageConfig.getOption("serverRoot"),
+        openTerminal: openTerminal ?? (() => undefined),
+      },
+    });
+    if (terminals) new TerminalDots(terminals, live);
     panel.title.icon = ICON;
     let side: Side = "right";
     app.shell.add(panel, side, { rank: 600 });
@@ -56,10 +72,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       else shell.expandLeft?.();
       app.shell.activateById(PANEL_ID);
     };
-    setLabPanel({
-      open,
-      openTerminal: (name: string) => void app.commands.execute("terminal:open", { name }),
-    });
+    // the page's hooks: a notebook's widget opens the panel, or a row's terminal, through them
+    setLabPanel({ open, openTerminal });
     installPush(app.serviceManager.serverSettings, panel, open, app.restored);
 
     if (statusBar) {
@@ -68,9 +82,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     addCommands(app.commands, panel, open);
-    // terminal tabs carry their session's dot; "Open terminal" activates one (issue 21)
-    void new TabDots(app, live);
-    addOpenTerminal(app, live);
+    // "Open terminal" as a command too: {session_id} (issue 21)
+    if (canOpen) addOpenTerminal(app, live);
     if (palette) for (const command of Object.values(CMD)) palette.addItem({ command, category: CATEGORY });
 
     if (settings) {

@@ -7,6 +7,15 @@ import { WidgetView } from "../../src/render/view";
 import type { RangeKey } from "../../src/timeline";
 import type { Row } from "../../src/types";
 import type { Live } from "./live";
+import { NewSessionForm, type NewSessionHost } from "./new-session";
+
+/** What the panel can do in its page beyond showing rows (JupyterLab's terminals). */
+export interface PanelHost {
+  /** JupyterLab's `terminal:open {name}`; absent where the page cannot open terminals */
+  openTerminal?: (name: string) => void;
+  /** the "New session" form's server and folder; absent: no form */
+  newSession?: NewSessionHost;
+}
 
 export const PANEL_ID = "pmux-widget-panel";
 /** The width at which a row's name, state and time read on one line (px). */
@@ -16,13 +25,18 @@ export class SessionsPanel extends Widget {
   view: WidgetView | null = null;
   private shownLink: Link | null = null;
   private readonly banner: HTMLDivElement;
-  private readonly host: HTMLDivElement;
+  private readonly hostEl: HTMLDivElement;
   private range: RangeKey | null = null;
   private readonly stop: () => void;
   private unsubscribe: (() => void) | null = null;
   private shownCount = -1;
 
-  constructor(private readonly live: Live) {
+  readonly form: NewSessionForm | null;
+
+  constructor(
+    private readonly live: Live,
+    private readonly host: PanelHost = {},
+  ) {
     super();
     this.id = PANEL_ID;
     this.addClass("pmux-lab-panel");
@@ -30,9 +44,10 @@ export class SessionsPanel extends Widget {
     this.banner = document.createElement("div");
     this.banner.className = "pmux-lab-offline";
     this.banner.setAttribute("role", "status");
-    this.host = document.createElement("div");
-    this.host.className = "pmux-lab-host";
-    this.node.append(this.banner, this.host);
+    this.hostEl = document.createElement("div");
+    this.hostEl.className = "pmux-lab-host";
+    this.form = host.newSession ? new NewSessionForm(host.newSession) : null;
+    this.node.append(this.banner, ...(this.form ? [this.form.el] : []), this.hostEl);
     this.stop = live.onChange(() => this.sync());
     this.sync();
   }
@@ -77,7 +92,8 @@ export class SessionsPanel extends Widget {
       this.unsubscribe = null;
       this.shownLink = link;
       if (link) {
-        this.view = new WidgetView(this.live.model, link, this.host);
+        const opener = this.host.openTerminal;
+        this.view = new WidgetView(this.live.model, link, this.hostEl, opener ? { terminalOpener: opener } : {});
         if (this.range) this.setRange(this.range);
         this.unsubscribe = link.store.subscribe(() => this.badge());
       }

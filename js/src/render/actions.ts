@@ -9,7 +9,6 @@
 // "sent" (kept until the state moves) or the refusal's reason; while no answer came for a
 // second, the row says Jupyter delivers it when the running cell ends (rows.ts).
 import { el, setAttr, setData, setHidden, text } from "../dom";
-import { labPanel } from "../lab-panel";
 import type { ActionName, Row } from "../types";
 
 /** What the view keeps per session about a click (see view.ts). */
@@ -28,6 +27,10 @@ export interface ActionHandlers {
   peek(sessionId: string, open: boolean): void;
   actionState(sessionId: string): ActionState | null;
   peekLines(sessionId: string): { lines: string[]; message: string } | null;
+  /** The host's way to open a JupyterLab terminal by name (injected: the side panel's is
+   * JupyterLab's `terminal:open`, a notebook's widget uses the labextension's page hook);
+   * null where the page cannot, and the rows offer no "Open terminal". */
+  terminalOpener(): ((name: string) => void) | null;
 }
 
 const VERB: Record<ActionName, string> = {
@@ -60,7 +63,7 @@ export class ActionsBar {
   private readonly buttons = new Map<ActionName, HTMLButtonElement>();
   private input: HTMLInputElement | null = null;
   private readonly peekButton: HTMLButtonElement | null = null;
-  private terminalButton: HTMLButtonElement | null = null;
+  private openButton: HTMLButtonElement | null = null;
   private note: Text | null = null;
   private peekEl: HTMLPreElement | null = null;
   private peekOpen = false;
@@ -104,6 +107,21 @@ export class ActionsBar {
       this.el.insertBefore(button, next.find(Boolean) ?? this.peekButton ?? this.noteEl());
     }
     return button;
+  }
+
+  /** "Open terminal": the row runs in a JupyterLab terminal and the page can open it. */
+  private terminalButton(): HTMLButtonElement {
+    if (!this.openButton) {
+      const button = (this.openButton = el("button", "pmux-act pmux-act--terminal", "Open terminal"));
+      button.type = "button";
+      button.addEventListener("click", () => {
+        const name = this.row.terminal?.name;
+        const open = this.handlers.terminalOpener();
+        if (name && open) open(name);
+      });
+      this.el.insertBefore(button, this.peekButton ?? this.noteEl());
+    }
+    return this.openButton;
   }
 
   private promptInput(): HTMLInputElement {
@@ -155,6 +173,12 @@ export class ActionsBar {
       setAttr(button, "aria-label", `${VERB[action]}: ${row.name}`);
     }
     if (offered.has("send")) setAttr(this.promptInput(), "aria-label", `Prompt for ${row.name}`);
+    const terminal = !row.ended && row.terminal !== null && this.handlers.terminalOpener() !== null;
+    if (terminal || this.openButton) {
+      const button = this.terminalButton();
+      setHidden(button, !terminal);
+      setAttr(button, "aria-label", row.terminal ? `Open terminal ${row.terminal.name}: ${row.name}` : null);
+    }
     if (this.input) setHidden(this.input, !offered.has("send"));
     const note = state?.refused ? `refused: ${state.refused}` : state && !state.answered ? "" : (state?.label ?? "");
     if (note && !this.note) {
@@ -165,22 +189,6 @@ export class ActionsBar {
     if (this.note) {
       setData(this.note, note);
       setHidden(this.noteEl()!, note === "");
-    }
-    // A session in a JupyterLab terminal: "Open terminal", where the labextension can open it
-    const terminal = !row.ended && row.terminal ? row.terminal.name : null;
-    const lab = labPanel();
-    if (terminal !== null && lab?.openTerminal && !this.terminalButton) {
-      const button = (this.terminalButton = el("button", "pmux-act pmux-act--terminal", "Open terminal"));
-      button.type = "button";
-      button.addEventListener("click", () => {
-        const name = this.row.terminal?.name;
-        if (name) labPanel()?.openTerminal?.(name);
-      });
-      this.el.insertBefore(button, this.peekButton ?? this.noteEl());
-    }
-    if (this.terminalButton) {
-      setHidden(this.terminalButton, terminal === null);
-      setAttr(this.terminalButton, "aria-label", `Open terminal ${terminal ?? ""}: ${row.name}`);
     }
     if (this.peekButton) {
       setAttr(this.peekButton, "aria-expanded", this.peekOpen ? "true" : "false");

@@ -9,7 +9,7 @@ import { titleManager } from "../title";
 import type { Answer } from "../link";
 import type { ActionName, Env, FrontendMessage, Host, InstallResult, Row } from "../types";
 import type { ActionState } from "./actions";
-import { labPanel } from "../lab-panel";
+import { labPanel, terminalOpener } from "../lab-panel";
 import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
 import { RangeSwitch, rangeLabel, storedRange, TimeAxis } from "./range";
@@ -27,6 +27,9 @@ export interface ViewOptions {
   now?: () => number;
   /** age refresh period; one timer per view */
   tickMs?: number;
+  /** the host's way to open a JupyterLab terminal (the side panel's); else the page's hook
+   * from the labextension, if any (lab-panel.ts) */
+  terminalOpener?: (name: string) => void;
 }
 
 export class WidgetView {
@@ -88,6 +91,7 @@ export class WidgetView {
       peek: (id, open) => this.peek(id, open),
       actionState: (id) => this.clicks.get(id) ?? null,
       peekLines: (id) => this.peeks.get(id) ?? null,
+      terminalOpener: () => options.terminalOpener ?? terminalOpener(),
     };
 
     this.root = el("div", "pmux-root");

@@ -1,0 +1,58 @@
+// Which JupyterLab terminal tab shows which session's dot: pure (no JupyterLab, no DOM), so
+// vitest checks it and terminals.ts only applies it. A terminal's name is the key (the tab's
+// label is whatever Claude Code sets through OSC: never keyed on).
+import { LABEL } from "../../src/states";
+import type { Row } from "../../src/types";
+
+/** The classes this module owns on a title's className (the rest is JupyterLab's or others'). */
+const OURS = /^pmux-(tab|state-.+)$/;
+
+/** What a terminal's tab shows for its session. */
+export interface TabDecor {
+  /** "pmux-tab pmux-state-<state>" */
+  classes: string;
+  /** the tooltip (title.caption) */
+  caption: string;
+  /** the tab's accessible name, after its label */
+  label: string;
+}
+
+/** Each terminal name → the session live in it. Two sessions in one terminal (one after the
+ * other) show the live one: an ended row never wins; then a running process beats one whose
+ * process is gone (its row ends within a beat); then the latest to change state. */
+export function sessionsByTerminal(rows: Iterable<Row>): Map<string, Row> {
+  const out = new Map<string, Row>();
+  for (const row of rows) {
+    const name = row.terminal?.name;
+    if (!name || row.ended) continue;
+    const seen = out.get(name);
+    if (!seen || later(row, seen)) out.set(name, row);
+  }
+  return out;
+}
+
+function later(a: Row, b: Row): boolean {
+  if (a.running !== b.running) return a.running;
+  if (a.state_since !== b.state_since) return a.state_since > b.state_since;
+  return a.session_id > b.session_id;
+}
+
+/** The dot, tooltip and accessible name of a terminal's tab that runs `row`: the state first
+ * ("Claude: needs input — asks to run: make deploy"), then whose session it is (a row's name
+ * names its terminal already). */
+export function decorFor(row: Row): TabDecor {
+  const state = LABEL[row.state];
+  const what = row.asks ?? row.activity ?? null;
+  return {
+    classes: `pmux-tab pmux-state-${row.state}`,
+    caption: `Claude: ${state}${what ? ` — ${what}` : ""}\nsession ${row.name}`,
+    label: `Claude: ${state}, session ${row.name}`,
+  };
+}
+
+/** `className` with our classes replaced by `decor`'s (or removed when null). */
+export function withClasses(className: string, decor: TabDecor | null): string {
+  const kept = className.split(/\s+/).filter((c) => c && !OURS.test(c));
+  if (decor) kept.push(decor.classes);
+  return kept.join(" ");
+}
