@@ -760,26 +760,34 @@ def lab_server() -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="package")
-def browser_context() -> Iterator[Any]:
-    """Headless Chromium and one browser context for the suite (pages share its HTTP cache:
-    JupyterLab's bundles load once)."""
+def playwright_sync() -> Iterator[Any]:
+    """The package's one Playwright (sync API). A second ``sync_playwright()`` while this one
+    lives fails ("using Playwright Sync API inside the asyncio loop"): a test that needs a
+    browser of its own (other flags) launches it from this one."""
     try:
         check_available()
         from playwright.sync_api import sync_playwright
     except LabUnavailable as exc:
         _unavailable(str(exc))
     with sync_playwright() as playwright:
-        try:
-            browser = launch_chromium(playwright)
-        except Exception as exc:
-            _unavailable(f"Chromium did not start: {exc}")
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        try:
-            yield context
-        finally:
-            with contextlib.suppress(Exception):
-                context.close()
-            browser.close()
+        yield playwright
+
+
+@pytest.fixture(scope="package")
+def browser_context(playwright_sync: Any) -> Iterator[Any]:
+    """Headless Chromium and one browser context for the suite (pages share its HTTP cache:
+    JupyterLab's bundles load once)."""
+    try:
+        browser = launch_chromium(playwright_sync)
+    except Exception as exc:
+        _unavailable(f"Chromium did not start: {exc}")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        yield context
+    finally:
+        with contextlib.suppress(Exception):
+            context.close()
+        browser.close()
 
 
 @pytest.fixture

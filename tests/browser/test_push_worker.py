@@ -17,6 +17,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +61,11 @@ def payload(state: str, title: str, body: str, **extra: Any) -> str:
     )
 
 
-def test_push_shows_replaces_closes_and_clicks_reach_the_page(served: LabServer) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_push_shows_replaces_closes_and_clicks_reach_the_page(
+    served: LabServer, playwright_sync: Any
+) -> None:
     origin = f"http://127.0.0.1:{served.port}"
-    with sync_playwright() as playwright:
+    with nullcontext(playwright_sync) as playwright:
         browser = launch_chromium(playwright)
         try:
             context = browser.new_context()
@@ -201,14 +202,14 @@ STUB = """(sub) => {
 }"""
 
 
-def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Path) -> None:
+def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(
+    tmp_path: Path, playwright_sync: Any
+) -> None:
     """JupyterLab with this checkout's labextension: ``lab?pmux-session=<id>`` opens the panel
     on that row; the page reports what the panel shows; "Notify this device" hands the
     subscription to the server (XSRF through JupyterLab's own requests), a hook then reaches
     the loopback push service encrypted for it, and Remove forgets it."""
     from types import SimpleNamespace
-
-    from playwright.sync_api import sync_playwright
 
     from pmux_widget.notify.config import notify_settings
     from pmux_widget.system.home import PmuxHome
@@ -232,7 +233,7 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
         hooks = Hooks(SimpleNamespace(claude=claude, pmux=pmux, env={**os.environ, **env}))  # type: ignore[arg-type]
         hooks.fire("UserPromptSubmit", SID, prompt="deploy it")
         phone = push.browser("lab-page")
-        with sync_playwright() as playwright:
+        with nullcontext(playwright_sync) as playwright:
             browser = launch_chromium(playwright)
             try:
                 origin = f"http://127.0.0.1:{lab.port}"
@@ -321,10 +322,11 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(tmp_path: Pa
         lab.stop()
 
 
-def test_the_panel_says_why_push_is_off_on_an_insecure_page(tmp_path: Path) -> None:
+def test_the_panel_says_why_push_is_off_on_an_insecure_page(
+    tmp_path: Path, playwright_sync: Any
+) -> None:
     """Over plain http at a name that is not localhost (a LAN address, a host name) the
     browser offers no push: the button is off and the panel says why."""
-    from playwright.sync_api import sync_playwright
 
     from ..helpers import CHROMIUM, CHROMIUM_ARGS
 
@@ -341,7 +343,7 @@ def test_the_panel_says_why_push_is_off_on_an_insecure_page(tmp_path: Path) -> N
     link.symlink_to(built, target_is_directory=True)
     server.start()
     try:
-        with sync_playwright() as playwright:
+        with nullcontext(playwright_sync) as playwright:
             # pmux.test is this machine, but not a name the browser trusts as local
             args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP pmux.test 127.0.0.1"]
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
