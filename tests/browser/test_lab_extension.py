@@ -179,10 +179,10 @@ def test_status_bar_and_panel_live_with_no_kernel(
     assert "none waits" in (item.get_attribute("title") or "")
     wait_title(lab, 0)
 
-    # It asks: "1 needs you", the amber dot, the tooltip says what waits; the tab title too.
+    # It asks: "1 need you" (the contract's "N need you"), the amber dot, the tooltip says what waits; the tab title too.
     bash = {"command": "psql -f migrate.sql"}
     fire(ws, "PermissionRequest", tool_name="Bash", tool_input=bash)
-    wait_status(lab, "1 needs you", "needs-input")
+    wait_status(lab, "1 need you", "needs-input")
     tip = item.get_attribute("title") or ""
     assert tip.startswith("Waiting for you:") and "acme-api" in tip, tip
     wait_title(lab, 1)
@@ -245,7 +245,7 @@ def test_status_bar_and_panel_live_with_no_kernel(
 
     # The session answered in its terminal: back to one.
     fire(ws, "PostToolUse", tool_name="Bash", tool_input=bash, tool_response={})
-    wait_status(lab, "1 needs you", "review")
+    wait_status(lab, "1 need you", "review")
     wait_title(lab, 1)
     no_kernel(ext_server)
 

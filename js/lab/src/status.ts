@@ -60,7 +60,9 @@ export class StatusItem extends Widget {
       const waiting = counts.attention;
       const live = PRIORITY.reduce((sum, s) => sum + counts[s], 0);
       state = mostUrgent(counts);
-      text = waiting > 0 ? `${waiting} need${waiting === 1 ? "s" : ""} you` : `Claude: ${live}`;
+      // "N need you" for every N, "1 need you" too: the contract's text (DESIGN.md), which
+      // scripts and tests match; the `status` table's header says the same.
+      text = waiting > 0 ? `${waiting} need you` : `Claude: ${live}`;
       tip = waiting > 0 ? waitingList(store.rows.values()) : `Claude sessions: ${live} running, none waits for you`;
       if (offline) tip += "\n(offline: reconnecting to the Jupyter server)";
     }
