@@ -70,6 +70,27 @@ export class Live {
     return () => this.listeners.delete(listener);
   }
 
+  /** ``paint`` on every change of the fleet, of the connection's status and of the Link (a
+   * reconnection makes a new one, whose store it then follows). Returns the unsubscribe. */
+  follow(paint: () => void): () => void {
+    let link: Link | null = null;
+    let unsubscribe: (() => void) | null = null;
+    const relink = (): void => {
+      if (this.link !== link) {
+        unsubscribe?.();
+        link = this.link;
+        unsubscribe = link ? link.store.subscribe(paint) : null;
+      }
+      paint();
+    };
+    const stop = this.onChange(relink);
+    relink();
+    return () => {
+      stop();
+      unsubscribe?.();
+    };
+  }
+
   dispose(): void {
     notifier.release(this.model);
     titleManager().release(this.model);

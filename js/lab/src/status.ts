@@ -2,7 +2,6 @@
 // tooltip listing what waits; a click opens the panel. It reads the Link's store directly,
 // like a view, and writes only when its text changed.
 import { Widget } from "@lumino/widgets";
-import type { Link } from "../../src/link";
 import { isAttention, LABEL, mostUrgent, PRIORITY } from "../../src/states";
 import type { Row, State } from "../../src/types";
 import type { Live } from "./live";
@@ -12,8 +11,6 @@ export const STATUS_ID = "pmux-widget-status";
 export class StatusItem extends Widget {
   private readonly dot: HTMLSpanElement;
   private readonly label: HTMLSpanElement;
-  private link: Link | null = null;
-  private unsubscribe: (() => void) | null = null;
   private readonly stop: () => void;
 
   constructor(
@@ -32,22 +29,11 @@ export class StatusItem extends Widget {
     this.label.className = "pmux-lab-status-text";
     node.append(this.dot, this.label);
     node.addEventListener("click", onClick);
-    this.stop = live.onChange(() => this.follow());
-    this.follow();
-  }
-
-  private follow(): void {
-    const link = this.live.link;
-    if (link !== this.link) {
-      this.unsubscribe?.();
-      this.link = link;
-      this.unsubscribe = link ? link.store.subscribe(() => this.paint()) : null;
-    }
-    this.paint();
+    this.stop = live.follow(() => this.paint());
   }
 
   paint(): void {
-    const store = this.link?.store;
+    const store = this.live.link?.store;
     const offline = this.live.status !== "open";
     let text: string;
     let state: State = "idle";
@@ -77,7 +63,6 @@ export class StatusItem extends Widget {
   dispose(): void {
     if (this.isDisposed) return;
     this.stop();
-    this.unsubscribe?.();
     super.dispose();
   }
 }

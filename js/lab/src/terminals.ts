@@ -5,7 +5,6 @@
 // reopened tab has its dot at once. Which tab gets what is tab-dots.ts (pure).
 import type { JupyterFrontEnd } from "@jupyterlab/application";
 import type { ITerminalTracker } from "@jupyterlab/terminal";
-import type { Link } from "../../src/link";
 import type { Live } from "./live";
 import { decorFor, sessionsByTerminal, withClasses, type TabDecor } from "./tab-dots";
 
@@ -15,8 +14,6 @@ type TerminalWidget = NonNullable<ITerminalTracker["currentWidget"]>;
 const DATA_KEY = "pmux-terminal";
 
 export class TerminalDots {
-  private link: Link | null = null;
-  private unsubscribe: (() => void) | null = null;
   private readonly stop: () => void;
   /** the caption a tab had before we wrote ours, restored when its session goes */
   private readonly captions = new WeakMap<TerminalWidget, string>();
@@ -28,19 +25,8 @@ export class TerminalDots {
     private readonly tracker: ITerminalTracker,
     private readonly live: Live,
   ) {
-    this.stop = live.onChange(() => this.follow());
+    this.stop = live.follow(() => this.paint());
     tracker.widgetAdded.connect(this.onAdded, this);
-    this.follow();
-  }
-
-  private follow(): void {
-    const link = this.live.link;
-    if (link !== this.link) {
-      this.unsubscribe?.();
-      this.link = link;
-      this.unsubscribe = link ? link.store.subscribe(() => this.paint()) : null;
-    }
-    this.paint();
   }
 
   private onAdded(_: ITerminalTracker, widget: TerminalWidget): void {
@@ -51,7 +37,7 @@ export class TerminalDots {
 
   /** Decorate every terminal tab from the store as it is now. */
   paint(): void {
-    const rows = this.link?.store.rows;
+    const rows = this.live.link?.store.rows;
     const live = rows ? sessionsByTerminal(rows.values()) : new Map();
     this.tracker.forEach((widget) => {
       const name = widget.content.session?.name;
@@ -105,7 +91,6 @@ export class TerminalDots {
 
   dispose(): void {
     this.stop();
-    this.unsubscribe?.();
     this.tracker.widgetAdded.disconnect(this.onAdded, this);
   }
 }
