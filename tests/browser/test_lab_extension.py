@@ -179,7 +179,8 @@ def test_status_bar_and_panel_live_with_no_kernel(
     assert "none waits" in (item.get_attribute("title") or "")
     wait_title(lab, 0)
 
-    # It asks: "1 need you" (the contract's "N need you"), the amber dot, the tooltip says what waits; the tab title too.
+    # It asks: "1 need you" (the contract's "N need you"), the amber dot, the tooltip says what
+    # waits; the tab title too.
     bash = {"command": "psql -f migrate.sql"}
     fire(ws, "PermissionRequest", tool_name="Bash", tool_input=bash)
     wait_status(lab, "1 need you", "needs-input")
