@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.system.files import atomic_write
+from pmux_widget.system.files import atomic_write, json_objects, port_or_none
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.processes import pid_alive
 
@@ -35,19 +35,9 @@ def live_hubs(home: PmuxHome) -> list[HubInfo]:
     ``kill -0`` counts a zombie as alive, which only costs it one refused connection.
     """
     hubs = []
-    try:
-        paths = sorted(home.runtime_dir.glob("*.json"))
-    except OSError:
-        return []
-    for path in paths:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
-            continue
-        if not isinstance(data, dict):
-            continue
-        pid, port = data.get("pid"), data.get("port")
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+    for path, data in json_objects(home.runtime_dir):
+        pid, port = data.get("pid"), port_or_none(data.get("port"))
+        if port is None:
             continue
         if not isinstance(pid, int) or isinstance(pid, bool):
             pid = None

@@ -7,12 +7,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_write", "exchange"]
+__all__ = ["atomic_write", "exchange", "json_objects", "port_or_none"]
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -80,3 +82,29 @@ def atomic_write(
         return True
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def json_objects(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Each ``*.json`` file of ``directory`` that holds a JSON object, by name (a missing
+    directory, an unreadable, torn or non-object file is skipped): the per-process files other
+    processes write there, the hubs' runtime files and the servers' terminals."""
+    try:
+        paths = sorted(directory.glob("*.json"))
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict):
+            found.append((path, data))
+    return found
+
+
+def port_or_none(value: object) -> int | None:
+    """``value`` if it is a TCP port number (not a bool), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536:
+        return value
+    return None

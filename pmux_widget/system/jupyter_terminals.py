@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import atomic_write
+from .files import atomic_write, json_objects, port_or_none
 from .home import PmuxHome
 from .processes import pid_alive, proc_stat
 
@@ -78,22 +78,14 @@ def remove_server_file(home: PmuxHome, pid: int) -> None:
 def read_servers(home: PmuxHome) -> list[ServerTerminals]:
     """The live servers' files (a bad or stale file is skipped)."""
     found: list[ServerTerminals] = []
-    try:
-        paths = sorted(terminals_dir(home).glob("*.json"))
-    except OSError:
-        return []
-    for path in paths:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
-            continue
-        if not isinstance(data, dict):
-            continue
-        pid, port, shells = data.get("pid"), data.get("hub_port"), data.get("terminals")
+    for _, data in json_objects(terminals_dir(home)):
+        pid, port, shells = (
+            data.get("pid"),
+            port_or_none(data.get("hub_port")),
+            data.get("terminals"),
+        )
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not pid_alive(pid):
             continue
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
-            port = None
         named = {
             str(name): shell
             for name, shell in (shells.items() if isinstance(shells, dict) else ())
