@@ -143,6 +143,8 @@ def test_source_labels_are_plain_words():
     assert c.describe_source("process:gone") == "its process exited"
     assert c.describe_source("hook:Elicitation") == "signal: Elicitation"
     assert c.describe_source("new:thing") == "new:thing"
+    assert c.describe_source("action:approve") == "approved"
+    assert c.describe_source("action:deny@Pixel 8 (Web Push)") == "denied from Pixel 8 (Web Push)"
     # No label names the machinery a new user does not know.
     for label in c.SOURCE_LABELS.values():
         assert not any(word in label for word in ("hook", "PID", "via ")), label

@@ -240,8 +240,9 @@ def expire(server: LabServer, token: str) -> None:
 def test_answer_from_the_notification_once(tmp_path: Path, push: PushService) -> None:
     """The scripted demo session (a simulated Claude Code in a private tmux pane) asks; its
     push carries Allow once / Deny / Open and a token; the token approves once (the keys
-    reach the pane: the session goes on as ``action:approve``), a replay and an expired
-    token are refused and type nothing, and each attempt is logged with its device."""
+    reach the pane: the session goes on as ``action:approve@<device>``, in its history too),
+    a replay and an expired token are refused and type nothing, and each attempt is logged
+    with its device."""
     from pmux_widget import hooks as pmux_hooks
     from pmux_widget.demo.driver import ScriptedFleet
 
@@ -301,7 +302,16 @@ def test_answer_from_the_notification_once(tmp_path: Path, push: PushService) ->
             rows = server.get("pmux/api/sessions").json()["sessions"]
             return next((s["source"] for s in rows if s["session_id"] == sid), None)
 
-        wait_until(lambda: source() == "action:approve", 30, what=lambda: f"approved: {source()}")
+        by_phone = "action:approve@Pixel 8 (notification)"
+        wait_until(lambda: source() == by_phone, 30, what=lambda: f"approved: {source()}")
+        # the session's history (the store every hub and pmux_widget.history() read) says so
+        from pmux_widget.runtime.store import Store
+
+        store = Store(server.pmux.db_path, readonly=True)
+        try:
+            assert by_phone in [t.source for t in store.history(sid)], store.history(sid)
+        finally:
+            store.close()
         replay = post(pushed["token"])
         assert replay.status_code == 409 and replay.json()["reason"] == "already used"
         assert post(pushed["token"], "always").status_code == 400

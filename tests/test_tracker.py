@@ -751,6 +751,24 @@ def test_each_action_names_the_next_state(action, then, state):
     assert run.state is state and run.session.source == f"action:{action}"
 
 
+def test_an_answer_from_elsewhere_names_its_device_in_the_history():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash", tool_input={"command": "make"})
+    origin = "Pixel 8\n(notification)\x1b[31m" + "x" * 100
+    run(s.ActionTaken(at=t + 100, session_id=SID, action="approve", origin=origin))
+    restored = Session.from_record(run.session.to_record())  # a hub restart in between
+    assert restored.tracking.action_origin == origin
+    run.pid("busy", at=t + 250)
+    source = run.session.source
+    assert run.state is State.BUSY and source.startswith("action:approve@Pixel 8 (notification)")
+    assert source.isprintable() and len(source) == len("action:approve@") + 60
+    assert run.changes[-1].transition().source == source  # what the store's history keeps
+    run(s.ActionTaken(at=t + 300, session_id=SID, action="interrupt"))
+    run(s.TranscriptInterrupt(at=t + 400, session_id=SID))
+    assert run.session.source == "action:interrupt"  # the next action, from here: no origin
+
+
 def test_a_stale_action_names_nothing():
     run = busy_run()
     t = run.now
@@ -1078,6 +1096,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "cause": "pid:idle",
         "action": None,
         "action_at": 0,
+        "action_origin": "",
         "interactive": None,
         "entrypoint": None,
     }

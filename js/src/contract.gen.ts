@@ -278,6 +278,10 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "poll:stale-busy": "no sign of work for 10 min",
   "poll:unknown-timeout": "state unknown for 10 min",
   "user:dismiss": "marked as seen",
+  "action:approve": "approved",
+  "action:deny": "denied",
+  "action:interrupt": "interrupted (Esc)",
+  "action:send": "got a prompt typed in",
   "restart": "re-checking after a restart",
   "retired": "replaced (/clear or resume)",
   "recovery:process-gone": "exited while the hub was down",
@@ -289,7 +293,8 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
 /** Sources not listed above, by prefix: `{}` is the rest; recovery: wraps a label. */
 export const SOURCE_PREFIXES: Readonly<Record<string, string>> = {
   "hook:": "signal: {}",
-  "recovery:": "{} (at restart)"
+  "recovery:": "{} (at restart)",
+  "action:": "{} from {}"
 };
 
 /** The context window by model id: [marker, tokens], first match wins. */

@@ -102,6 +102,11 @@ export function describeSource(source: string): string {
       const inner = describeSource(rest);
       return inner ? template.replace("{}", inner) : "at restart";
     }
+    if (prefix === "action:") {
+      const at = source.indexOf("@");
+      if (at < 0) continue;
+      return template.replace("{}", describeSource(source.slice(0, at))).replace("{}", source.slice(at + 1));
+    }
     return template.replace("{}", rest);
   }
   return source;

@@ -40,7 +40,10 @@ export const SAMPLE: Sample = {
     "recovery:process-gone": "exited while the hub was down",
     "recovery:": "at restart",
     "hook:Elicitation": "signal: Elicitation",
-    "something:new": "something:new"
+    "something:new": "something:new",
+    "action:approve": "approved",
+    "action:deny@Pixel 8 (Web Push)": "denied from Pixel 8 (Web Push)",
+    "action:something@x": "action:something from x"
   },
   windows: {
     "": 200000,

@@ -412,6 +412,10 @@ SOURCE_LABELS: Mapping[str, str] = {
     "poll:stale-busy": "no sign of work for 10 min",
     "poll:unknown-timeout": "state unknown for 10 min",
     "user:dismiss": "marked as seen",
+    "action:approve": "approved",
+    "action:deny": "denied",
+    "action:interrupt": "interrupted (Esc)",
+    "action:send": "got a prompt typed in",
     "restart": "re-checking after a restart",
     "retired": "replaced (/clear or resume)",
     "recovery:process-gone": "exited while the hub was down",
@@ -422,10 +426,13 @@ SOURCE_LABELS: Mapping[str, str] = {
 }
 
 #: Sources not listed above, by prefix: ``{}`` is the rest ("hook:Elicitation" → "signal:
-#: Elicitation"). ``recovery:`` wraps the label of the rest, which is looked up again.
+#: Elicitation"). ``recovery:`` wraps the label of the rest, which is looked up again;
+#: ``action:`` is an answer from elsewhere ("action:approve@Pixel 8" → "approved from Pixel
+#: 8"): the label of the action's own source, then where it came from.
 SOURCE_PREFIXES: Mapping[str, str] = {
     "hook:": "signal: {}",
     "recovery:": "{} (at restart)",
+    "action:": "{} from {}",
 }
 
 
@@ -440,4 +447,7 @@ def describe_source(source: str) -> str:
     if source.startswith("recovery:"):
         inner = describe_source(source[len("recovery:") :])
         return SOURCE_PREFIXES["recovery:"].format(inner) if inner else "at restart"
+    if source.startswith("action:") and "@" in source:
+        action, _, origin = source.partition("@")
+        return SOURCE_PREFIXES["action:"].format(describe_source(action), origin)
     return source

@@ -209,6 +209,9 @@ _SAMPLE_SOURCES = (
     "recovery:",
     "hook:Elicitation",
     "something:new",
+    "action:approve",
+    "action:deny@Pixel 8 (Web Push)",
+    "action:something@x",
 )
 
 

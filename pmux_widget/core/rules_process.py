@@ -95,7 +95,14 @@ def on_dismiss(step: StepEdits, signal: sig.Dismiss) -> None:
 def on_action(step: StepEdits, signal: sig.ActionTaken) -> None:
     s = step.get(signal.session_id)
     if s is not None and not s.ended:
-        step.put(track(s, s.tracking.replace(action=signal.action, action_at=signal.at)))
+        step.put(
+            track(
+                s,
+                s.tracking.replace(
+                    action=signal.action, action_at=signal.at, action_origin=signal.origin
+                ),
+            )
+        )
 
 
 def on_restart(step: StepEdits, signal: sig.HubRestart) -> None:

@@ -234,10 +234,12 @@ class Dismiss(Signal):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ActionTaken(Signal):
     """Keys for ``action`` were delivered to the session's pane (``runtime.actions``): the
-    state it leads to shows ``action:<name>`` as its source."""
+    state it leads to shows ``action:<name>`` as its source (``action:<name>@<origin>`` when
+    the answer came from elsewhere: a phone's notification names its device)."""
 
     session_id: str
     action: ActionName
+    origin: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -81,6 +81,8 @@ class Tracking:
     #: the last action delivered to this session and when: the state it leads to shows it
     action: ActionName | None = None
     action_at: int = 0
+    #: where that action came from when not from here (a remote answer's device), else ""
+    action_origin: str = ""
     #: True: an interactive CLI (its PID file says so); False: ``claude -p``, an SDK run or a
     #: daemon, whose finished turn waits for nobody; None: not known (no PID file seen)
     interactive: bool | None = None
@@ -112,6 +114,7 @@ class Tracking:
         known["cause"] = cause_of(known.get("cause") or record.get("source"))
         action = known.get("action")
         known["action"] = next((a for a in ACTION_NAMES if a == action), None)
+        known["action_origin"] = str(known.get("action_origin") or "")
         return cls(**known)
 
 
@@ -142,6 +145,7 @@ class TrackingChanges(TypedDict, total=False):
     process_hooked: bool
     action: ActionName | None
     action_at: int
+    action_origin: str
     interactive: bool | None
     entrypoint: str | None
 

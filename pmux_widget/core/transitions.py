@@ -10,7 +10,16 @@ from __future__ import annotations
 import posixpath
 from typing import Protocol
 
-from .model import ACTION_WINDOW_MS, Cause, Session, State, Tracking, TranscriptEnding, source_text
+from .model import (
+    ACTION_WINDOW_MS,
+    Cause,
+    Session,
+    State,
+    Tracking,
+    TranscriptEnding,
+    action_source,
+    source_text,
+)
 
 
 class StepEdits(Protocol):
@@ -66,8 +75,8 @@ def move(
         # The first state change after an action is the action's doing: say so. The cause
         # stays the signal's (the rules branch on it); only the shown source changes.
         if 0 <= at - t.action_at <= ACTION_WINDOW_MS:
-            source = f"action:{t.action}"
-        t = t.replace(action=None, action_at=0)
+            source = action_source(t.action, t.action_origin)
+        t = t.replace(action=None, action_at=0, action_origin="")
     return session.replace(state=state, state_since=at, source=source, tracking=t)
 
 

@@ -145,6 +145,18 @@ def source_text(cause: Cause, event: str | None = None) -> str:
     return f"hook:{event}" if cause == "hook" else cause
 
 
+#: The longest origin kept in a source: a device's name, not a message.
+MAX_ORIGIN = 60
+
+
+def action_source(action: str, origin: str = "") -> str:
+    """The source of the state an action led to: ``action:approve``, or with where the
+    answer came from when not from here, ``action:approve@Pixel 8 (Web Push)`` (one line,
+    at most :data:`MAX_ORIGIN` characters of it)."""
+    where = " ".join("".join(ch if ch.isprintable() else " " for ch in origin).split())
+    return f"action:{action}@{where[:MAX_ORIGIN]}" if where else f"action:{action}"
+
+
 def cause_of(source: object) -> Cause | None:
     """Inverse of :func:`source_text` (None for an unknown or empty source)."""
     if isinstance(source, str) and source.startswith("hook:"):

@@ -30,6 +30,7 @@ from .handlers import AUTH_RESOURCE, _Base
 from .service import Unavailable
 
 if TYPE_CHECKING:
+    from pmux_widget.core.model import ActionName
     from pmux_widget.notify.notifier import Notifier
 
 __all__ = ["page_url", "routes"]
@@ -250,7 +251,11 @@ class AnswerHandler(_PushBase):
             )
 
             def type_answer(sid: str, name: str) -> None:
-                act(hub, sid, name, record=hub.record_action)  # re-checks the screen
+                def record(session_id: str, action: ActionName) -> None:
+                    # the history says which device answered (the answer log says it too)
+                    hub.record_action(session_id, action, origin=f"{device} (notification)")
+
+                act(hub, sid, name, record=record)  # re-checks the screen
 
             result = n.answers.answer(
                 token,

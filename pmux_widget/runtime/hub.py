@@ -373,10 +373,11 @@ class Hub:
     def dismiss(self, session_id: str) -> None:
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
 
-    def record_action(self, session_id: str, action: ActionName) -> None:
+    def record_action(self, session_id: str, action: ActionName, origin: str = "") -> None:
         """Keys for ``action`` reached the session's pane (``runtime.actions``): the state it
-        leads to will say so (``action:<name>``). Applied in order with every other signal."""
-        self.submit(ActionTaken(at=now_ms(), session_id=session_id, action=action))
+        leads to will say so (``action:<name>``, or ``action:<name>@<origin>`` for an answer
+        from elsewhere: a phone's device). Applied in order with every other signal."""
+        self.submit(ActionTaken(at=now_ms(), session_id=session_id, action=action, origin=origin))
 
 
 async def _call_async(fn: Callable[[], Any]) -> Any:
