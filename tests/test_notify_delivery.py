@@ -73,6 +73,9 @@ def test_ntfy_channel_priority_click_and_no_outside_icon(http: Recorder) -> None
     assert body.get("priority", headers.get("x-priority")) in ("high", 4, "4")
     assert "x-icon" not in headers and "icon" not in body
     assert body.get("click", headers.get("x-click")) == "http://lab/x?s=1"
+    # an Open button to the same page (ntfy's actions, URL-encoded into Apprise's URL)
+    assert headers.get("x-actions") == "view, Open, http://lab/x?s=1, clear=true", headers
+    assert "x-actions" not in http.requests[1].headers  # no link: no button
     low = http.requests[1].json()
     assert low.get("priority", http.requests[1].headers.get("x-priority")) in ("low", 2, "2")
 

@@ -278,3 +278,28 @@ def test_beyond_the_cap_one_digest_goes_whatever_the_hubs(
     assert titles == ["Needs you · acme-api", "Needs you · acme-api", "3 sessions need you"]
     assert http.requests[2].json()["message"] == "acme-api"
     assert first.fleet["s-3"].state.value == "needs-input"
+
+
+def test_a_channel_links_to_the_sessions_row_only_where_a_phone_can_reach_it(
+    setup: Installed, hubs: list[Hub], http: Recorder, homes: Any
+) -> None:
+    """ntfy gets a click link and an Open button to the row, at ``link_base``; without one,
+    no link (the server's ``/lab`` path means nothing on a phone)."""
+    with edit_config(homes.pmux) as box:
+        ntfy = Channel(f"ntfy://127.0.0.1:{http.port}/claude-topic")
+        box[0] = type(box[0])((ntfy,), box[0].settings)
+    hub = start_hub(hubs)
+    notifier(hub).url_for = lambda sid: f"/user/al/lab?pmux-session={sid}"
+    ask(setup)
+    wait_until(lambda: http.count() == 1, what="the first message")
+    first = http.requests[0]
+    assert first.json()["title"] == "Needs you · acme-api"
+    assert "x-click" not in first.headers and "x-actions" not in first.headers, first.headers
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(link_base="https://lab.example.org")
+    ask(setup, sid="s-2")
+    wait_until(lambda: http.count() == 2, what="the second message")
+    row = "https://lab.example.org/user/al/lab?pmux-session=s-2"
+    headers = http.requests[1].headers
+    assert headers.get("x-click") == row, headers
+    assert headers.get("x-actions") == f"view, Open, {row}, clear=true", headers

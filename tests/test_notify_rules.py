@@ -18,6 +18,7 @@ from pmux_widget.core.notify_rules import (
     Sent,
     check,
     in_quiet_hours,
+    link,
     looking_until,
     matches,
     minutes_until,
@@ -206,10 +207,25 @@ def test_settings_round_trip_and_refuse_bad_values() -> None:
         {"vapid_subject": "mailto:a@b.local"},
         {"vapid_subject": "me@example.com"},
         {"vapid_subject": "https://x.org/path"},
+        {"link_base": "lab.example.org"},
+        {"link_base": "ftp://lab.example.org"},
+        {"link_base": "https://lab.example.org/lab"},
+        {"link_base": "https://user@lab.example.org"},
     ]
     for bad in bad_values:
         with pytest.raises(ValueError):
             NotifySettings().updated(**bad)
+
+
+def test_a_phone_gets_a_link_only_to_an_address_it_can_reach() -> None:
+    base = NotifySettings().updated(link_base="HTTPS://lab.example.org:8443/").link_base
+    assert base == "https://lab.example.org:8443"
+    assert link(base, "/user/al/lab?pmux-session=s1") == (
+        "https://lab.example.org:8443/user/al/lab?pmux-session=s1"
+    )
+    assert link("", "/lab?pmux-session=s1") == ""  # this machine's path means nothing there
+    assert link(base, "") == ""
+    assert link(base, "https://elsewhere.example/x") == "https://elsewhere.example/x"
 
 
 # ------------------------------------------------------------------------------ properties

@@ -29,6 +29,7 @@ __all__ = [
     "Sent",
     "check",
     "in_quiet_hours",
+    "link",
     "looking_until",
     "matches",
     "minutes_until",
@@ -81,6 +82,10 @@ class NotifySettings:
     vapid_subject: str = ""
     #: Web Push notifications for a permission dialog carry Allow once / Deny / Open
     actions: bool = False
+    #: where a phone reaches this JupyterLab (an origin, ``https://lab.example.org``): channel
+    #: messages link to the session's row there (ntfy: a click and an Open button). Empty: no
+    #: link (this machine's ``/lab`` means nothing on a phone); Web Push needs none.
+    link_base: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -127,6 +132,8 @@ def _coerce(name: str, value: Any) -> Any:
         return str(value or "")
     if name == "vapid_subject":
         return _subject(str(value or "").strip())
+    if name == "link_base":
+        return _origin(str(value or "").strip())
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ValueError(f"{name}: true or false, not {value!r}")
@@ -167,6 +174,31 @@ def _subject(text: str) -> str:
             "vapid_subject: mailto:you@example.com or an https:// origin (a real contact)"
         )
     return text.rstrip("/")
+
+
+def _origin(text: str) -> str:
+    """An ``http(s)://host[:port]`` origin, no path (the page's own path is added to it)."""
+    if not text:
+        return ""
+    scheme, sep, rest = text.rstrip("/").partition("://")
+    if (
+        not sep
+        or scheme.lower() not in ("http", "https")
+        or not rest
+        or any(ch in rest for ch in "/?#@ ")
+    ):
+        raise ValueError(
+            "link_base: an origin such as https://lab.example.org (no path: the page's own "
+            f"path is added), not {text!r}"
+        )
+    return f"{scheme.lower()}://{rest}"
+
+
+def link(base: str, page: str) -> str:
+    """The address a phone opens for ``page`` (a path of this server), or "" with no base."""
+    if not base or not page:
+        return ""
+    return page if "://" in page else f"{base}/{page.lstrip('/')}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ import re
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 __all__ = ["ChannelError", "check_url", "contained_logs", "scrub", "send_channel"]
 
@@ -62,7 +63,7 @@ def send_channel(
     """Send one message; ChannelError with Apprise's reason when it did not go."""
     apprise = _apprise()
     with contained_logs():
-        obj = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+        obj = apprise.Apprise.instantiate(_with_open_button(url, click), suppress_exceptions=True)
     if obj is None:
         raise ChannelError("not a notification URL Apprise knows")
     obj.request_rate_per_sec = 0  # our queue paces; Apprise's would block in sleep()
@@ -83,6 +84,18 @@ def send_channel(
         text = captured.getvalue().strip().splitlines()
         reason = text[-1].split(" - ", 2)[-1] if text else "the service refused the message"
         raise ChannelError(scrub(reason, url)[:300])
+
+
+def _with_open_button(url: str, click: str) -> str:
+    """An ntfy URL with an "Open" button to ``click`` (ntfy's ``actions``, URL-encoded into the
+    query as Apprise reads it: unencoded, its commas and ``=`` would split the URL's own
+    parameters). A URL that names its own ``actions`` keeps them; never an http action that
+    answers a dialog (anyone who knows an ntfy topic could post it)."""
+    scheme = url.split("://", 1)[0].lower()
+    if not click or scheme not in ("ntfy", "ntfys") or "actions=" in url:
+        return url
+    action = f"view, Open, {click}, clear=true"
+    return f"{url}{'&' if '?' in url else '?'}actions={quote(action, safe='')}"
 
 
 _propagating = threading.Lock()

@@ -36,6 +36,7 @@ from pmux_widget.core.notify_rules import (
     NotifySettings,
     Presence,
     check,
+    link,
     looking_until,
     matches,
     plan,
@@ -345,7 +346,11 @@ class Notifier:
             self._defer(decision.at, item)
             return
         if claim.dests and self.remote_claim is not None:
-            claim.dests = self.remote_claim(claim.key, claim.dests)
+            # Across machines a digest is claimed by the transition that brings it (its key,
+            # the same as its own message's): two notifiers over their caps at once send one
+            # digest, and a transition never goes both alone and in a digest.
+            key = event.key if decision.verdict == "digest" else claim.key
+            claim.dests = self.remote_claim(key, claim.dests)
         if not claim.dests or session is None:
             return
         url = self.url_for(event.session_id) if self.url_for else ""
@@ -427,7 +432,7 @@ class Notifier:
                         payload["title"],
                         payload["body"],
                         priority=priority,
-                        click=payload["url"],
+                        click=link(settings.link_base, payload["url"]),
                         timeout=self.timeout,
                     )
 
