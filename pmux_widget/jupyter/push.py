@@ -30,7 +30,6 @@ from .handlers import AUTH_RESOURCE, _Base
 from .service import Unavailable
 
 if TYPE_CHECKING:
-    from pmux_widget.core.model import ActionName
     from pmux_widget.notify.notifier import Notifier
 
 __all__ = ["page_url", "routes"]
@@ -242,28 +241,20 @@ class AnswerHandler(_PushBase):
         agent = _device_of(self.request.headers.get("User-Agent", ""))
 
         def answer(n: Notifier) -> dict[str, Any]:
-            from pmux_widget.runtime.actions import act
+            from pmux_widget.runtime.actions import answer_from
             from pmux_widget.system.clock import now_ms
 
             hub, _ = self.service.ready()
             device = next(
                 (d["device"] or agent for d in _subs(n) if d["endpoint"] == endpoint), agent
             )
-
-            def type_answer(sid: str, name: str) -> None:
-                def record(session_id: str, action: ActionName) -> None:
-                    # the history says which device answered (the answer log says it too)
-                    hub.record_action(session_id, action, origin=f"{device} (notification)")
-
-                act(hub, sid, name, record=record)  # re-checks the screen
-
             result = n.answers.answer(
                 token,
                 action,
                 host=n.host,
                 device=device,
                 session_of=hub.fleet.get,
-                act=type_answer,
+                act=answer_from(hub, device, hub.record_action),  # re-checks the screen
                 now=now_ms(),
             )
             if result.status in (409, 410) and result.session_id:

@@ -8,7 +8,7 @@ import pytest
 
 from pmux_widget.core.model import State
 from pmux_widget.notify.answers import TOKEN_TTL_MS, AnswerTokens
-from pmux_widget.runtime.actions import act
+from pmux_widget.runtime.actions import act, answer_from
 from pmux_widget.system.clock import now_ms
 
 from .test_actions import _at_dialog, _markers, _state, typed_view
@@ -30,7 +30,7 @@ def _answer(tr: Tracked, tokens: AnswerTokens, token: str, action: str, now: int
         host=hub.host_name,
         device="phone (test)",
         session_of=hub.fleet.get,
-        act=lambda sid, name: act(hub, sid, name, record=hub.record_action) and None,
+        act=answer_from(hub, "phone (test)", hub.record_action),
         now=now_ms() if now is None else now,
     )
 
@@ -53,6 +53,9 @@ def test_token_answers_once_then_replay_is_refused(
         ("approve", "phone (test)", "202 answered"),
         ("approve", "phone (test)", "409 already used"),
     ]
+    # the session's history says the approval came from that device
+    sources = [t.source for t in tr.hub.history(sid)]
+    assert "action:approve@phone (test) (notification)" in sources, sources
 
 
 def test_expired_token_types_nothing(tracked_claude: Tracked, tokens: AnswerTokens) -> None:
