@@ -40,10 +40,6 @@ AUTH_RESOURCE = "pmux_widget"
 TEST_ROUTES = "PMUX_WIDGET_TEST_ROUTES"
 #: An action's body is a name, a session id and at most a prompt (the hub's own limit).
 MAX_ACTION_BYTES = 256 * 1024
-_ACTIONS_BODY = (
-    'body must be {"action": "approve" | "deny" | "interrupt" | "send", "session_id": "...", '
-    '"text"?: "..."}'
-)
 
 
 class _Base(APIHandler):
@@ -104,44 +100,29 @@ class ActionsHandler(_Base):
         ):
             self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
             return
+        # imported here: loading the extension stays light (the hub's thread imports it too)
+        from pmux_widget.runtime.action_request import BadActionBody, answer_json, parse_action
+        from pmux_widget.runtime.actions import ActionError, act
+
         try:
-            body = json.loads(self.request.body or b"null")
-        except (ValueError, RecursionError):
-            self.fail(400, "body is not valid JSON")
-            return
-        if not (
-            isinstance(body, dict)
-            and isinstance(body.get("action"), str)
-            and isinstance(body.get("session_id"), str)
-            and body["session_id"]
-        ):
-            self.fail(400, _ACTIONS_BODY)
-            return
-        text, token, dialog = body.get("text"), body.get("token"), body.get("dialog")
-        if not all(v is None or isinstance(v, str) for v in (text, token, dialog)):
-            self.fail(400, '"text", "token" and "dialog" must be strings')
+            asked = parse_action(self.request.body)
+        except BadActionBody as bad:
+            self.fail(400, str(bad))
             return
         service = self.service
-        # imported here: loading the extension stays light (the hub's thread imports it too)
-        from pmux_widget.runtime.actions import ActionError, act
 
         def run() -> dict[str, Any]:
             hub, _ = service.ready()
             result = act(
                 hub,
-                body["session_id"],
-                body["action"],
-                text=text,
-                token=token,
-                dialog=dialog,
+                asked.session_id,
+                asked.action,
+                text=asked.text,
+                token=asked.token,
+                dialog=asked.dialog,
                 record=hub.record_action,
             )
-            return {
-                "session_id": result.session_id,
-                "action": result.action,
-                "queued": result.queued,
-                "dialog": result.dialog,
-            }
+            return answer_json(result)
 
         try:
             answer = await service.run(run)
@@ -152,7 +133,7 @@ class ActionsHandler(_Base):
             self.fail(404 if refused.unknown else 409, refused.reason)
             return
         except Exception as exc:  # tmux vanished mid-way, an OS error: say so, 409
-            self.log.exception("pmux-widget | action %s failed", body["action"])
+            self.log.exception("pmux-widget | action %s failed", asked.action)
             self.fail(409, f"the action failed: {exc}")
             return
         self.set_status(202)

@@ -241,7 +241,7 @@ class AnswerHandler(_PushBase):
         agent = _device_of(self.request.headers.get("User-Agent", ""))
 
         def answer(n: Notifier) -> dict[str, Any]:
-            from pmux_widget.runtime.actions import answer_from
+            from pmux_widget.runtime.action_request import answer_from
             from pmux_widget.system.clock import now_ms
 
             hub, _ = self.service.ready()

@@ -54,7 +54,6 @@ __all__ = [
     "Peek",
     "SessionsView",
     "act",
-    "answer_from",
     "dialog_token",
     "peek",
 ]
@@ -168,22 +167,6 @@ def act(
         return ActionResult(session_id, name, ("Escape",))
     assert text is not None
     return _send(pane, session, screen, text, deciding)
-
-
-def answer_from(
-    view: SessionsView, device: str, record: Callable[..., None]
-) -> Callable[[str, str], None]:
-    """How a remote answer types (a phone's notification: ``notify.answers`` calls it once its
-    token holds): :func:`act` with every check, and the history's source names the device
-    (``record(session_id, action, origin=...)``: ``action:approve@Pixel 8 (notification)``)."""
-
-    def typing(session_id: str, action: str) -> None:
-        def recorded(sid: str, name: ActionName) -> None:
-            record(sid, name, origin=f"{device} (notification)")
-
-        act(view, session_id, action, record=recorded)
-
-    return typing
 
 
 def dialog_token(session: Session) -> str:

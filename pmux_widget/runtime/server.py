@@ -24,6 +24,7 @@ from pmux_widget.core.model import ActionName, Session
 from pmux_widget.core.signals import HookSignal, Invalid, parse_hook
 from pmux_widget.system.clock import now_ms
 
+from .action_request import BadActionBody, answer_json, parse_action
 from .actions import ActionError, act
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
@@ -219,18 +220,9 @@ class ActionsHandler(_Base):
         if self._finished:
             return
         try:
-            body = json.loads(self.request.body or b"null")
-        except (ValueError, RecursionError):
-            self.fail(400, "body is not valid JSON")
-            return
-        if not isinstance(body, dict) or not isinstance(body.get("action"), str):
-            self.fail(400, 'body must be {"action": "approve" | "deny" | "interrupt" | "send"}')
-            return
-        text = body.get("text")
-        token = body.get("token")
-        dialog = body.get("dialog")
-        if not all(v is None or isinstance(v, str) for v in (text, token, dialog)):
-            self.fail(400, '"text", "token" and "dialog" must be strings')
+            asked = parse_action(self.request.body, session_id)
+        except BadActionBody as bad:
+            self.fail(400, str(bad))
             return
         hub = self.hub
         try:
@@ -238,11 +230,11 @@ class ActionsHandler(_Base):
                 None,
                 lambda: act(
                     hub,
-                    session_id,
-                    body["action"],
-                    text=text,
-                    token=token,
-                    dialog=dialog,
+                    asked.session_id,
+                    asked.action,
+                    text=asked.text,
+                    token=asked.token,
+                    dialog=asked.dialog,
                     record=hub.record_action,
                 ),
             )
@@ -250,18 +242,11 @@ class ActionsHandler(_Base):
             self.fail(404 if refused.unknown else 409, refused.reason)
             return
         except Exception as exc:  # tmux vanished mid-way, an OS error: say so, 409
-            log.exception("action %s on %s failed", body["action"], session_id)
+            log.exception("action %s on %s failed", asked.action, session_id)
             self.fail(409, f"the action failed: {exc}")
             return
         self.set_status(202)
-        self.finish(
-            {
-                "session_id": result.session_id,
-                "action": result.action,
-                "queued": result.queued,
-                "dialog": result.dialog,
-            }
-        )
+        self.finish(answer_json(result))
 
 
 class NotFoundHandler(_Base):

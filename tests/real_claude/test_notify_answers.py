@@ -8,7 +8,8 @@ import pytest
 
 from pmux_widget.core.model import State
 from pmux_widget.notify.answers import TOKEN_TTL_MS, AnswerTokens
-from pmux_widget.runtime.actions import act, answer_from
+from pmux_widget.runtime.action_request import answer_from
+from pmux_widget.runtime.actions import act
 from pmux_widget.system.clock import now_ms
 
 from .test_actions import _at_dialog, _markers, _state, typed_view

@@ -1,0 +1,79 @@
+"""Actions asked from elsewhere: the body of an action request, as both HTTP routes take it
+(the hub's ``POST /api/sessions/<id>/actions`` and the server extension's
+``POST pmux/api/actions``) and the answer they give (one parser: the two refuse the same
+bodies with the same words); and a phone's answer to a notification (:func:`answer_from`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import ActionName, ActionResult, SessionsView, act
+
+__all__ = ["ActionRequest", "BadActionBody", "answer_from", "answer_json", "parse_action"]
+
+_SHAPE = '"action": "approve" | "deny" | "interrupt" | "send"'
+
+
+class BadActionBody(ValueError):
+    """The body is refused (400): the message says what was expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRequest:
+    session_id: str
+    action: str
+    text: str | None = None
+    token: str | None = None
+    dialog: str | None = None
+
+
+def parse_action(raw: bytes | None, session_id: str | None = None) -> ActionRequest:
+    """``raw``: the JSON body; ``session_id``: the route's, when the path names the session
+    (else the body must)."""
+    try:
+        body = json.loads(raw or b"null")
+    except (ValueError, RecursionError):
+        raise BadActionBody("body is not valid JSON") from None
+    if session_id is None:
+        wanted = f'body must be {{{_SHAPE}, "session_id": "...", "text"?: "..."}}'
+        sid = body.get("session_id") if isinstance(body, dict) else None
+    else:
+        wanted, sid = f"body must be {{{_SHAPE}}}", session_id
+    if not (isinstance(body, dict) and isinstance(body.get("action"), str)):
+        raise BadActionBody(wanted)
+    if not (isinstance(sid, str) and sid):
+        raise BadActionBody(wanted)
+    fields = {name: body.get(name) for name in ("text", "token", "dialog")}
+    if not all(v is None or isinstance(v, str) for v in fields.values()):
+        raise BadActionBody('"text", "token" and "dialog" must be strings')
+    return ActionRequest(sid, body["action"], **fields)
+
+
+def answer_json(result: ActionResult) -> dict[str, Any]:
+    """The 202's body."""
+    return {
+        "session_id": result.session_id,
+        "action": result.action,
+        "queued": result.queued,
+        "dialog": result.dialog,
+    }
+
+
+def answer_from(
+    view: SessionsView, device: str, record: Callable[..., None]
+) -> Callable[[str, str], None]:
+    """How a remote answer types (a phone's notification: ``notify.answers`` calls it once its
+    token holds): :func:`act` with every check, and the history's source names the device
+    (``record(session_id, action, origin=...)``: ``action:approve@Pixel 8 (notification)``)."""
+
+    def typing(session_id: str, action: str) -> None:
+        def recorded(sid: str, name: ActionName) -> None:
+            record(sid, name, origin=f"{device} (notification)")
+
+        act(view, session_id, action, record=recorded)
+
+    return typing

@@ -1,0 +1,34 @@
+"""One parser for both action routes' bodies (``runtime.action_request``): the same bodies
+are refused with the same words by the hub's route and the server extension's."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmux_widget.runtime.action_request import ActionRequest, BadActionBody, parse_action
+
+
+def test_a_body_names_the_session_unless_the_path_does() -> None:
+    raw = b'{"action": "send", "session_id": "s-1", "text": "go on"}'
+    assert parse_action(raw) == ActionRequest("s-1", "send", text="go on")
+    assert parse_action(b'{"action": "approve", "token": "t"}', "s-2") == ActionRequest(
+        "s-2", "approve", token="t"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (b"", "body must be"),
+        (b"{", "not valid JSON"),
+        (b"[1]", "body must be"),
+        (b'{"action": 1, "session_id": "s"}', "body must be"),
+        (b'{"action": "approve"}', '"session_id"'),
+        (b'{"action": "approve", "session_id": ""}', '"session_id"'),
+        (b'{"action": "send", "session_id": "s", "text": 3}', "must be strings"),
+        (b'{"action": "send", "session_id": "s", "dialog": {}}', "must be strings"),
+    ],
+)
+def test_bad_bodies_say_what_was_expected(raw: bytes, says: str) -> None:
+    with pytest.raises(BadActionBody, match=says):
+        parse_action(raw)
