@@ -57,6 +57,23 @@ ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
+#: In the page, pasted into each latency observer: ``stamp(entry)`` notes when a change seen by
+#: a MutationObserver is painted. ``frame``: the next animation frame starts (its rendering
+#: includes the change); ``painted``: that frame's rendering is done (a message posted from its
+#: rAF callback runs once the frame's style, layout and paint are: the "after frame" measure,
+#: the budget rows'); ``next``: the frame after starts (an upper bound, a whole frame later).
+STAMP_PAINT_JS = """
+  const stamp = (entry) => {
+    requestAnimationFrame(() => {
+      entry.frame = Date.now();
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => { entry.painted = Date.now(); };
+      channel.port2.postMessage(null);
+      requestAnimationFrame(() => { entry.next = Date.now(); });
+    });
+  };"""
+
+
 def log(message: str) -> None:
     """Progress goes to stderr; stdout is the table."""
     print(f"[bench] {message}", file=sys.stderr, flush=True)
