@@ -43,11 +43,11 @@ from pmux_widget.core.contract import (
     PeekResultMessage,
     Row,
     Snapshot,
-    TransitionJSON,
     counts,
 )
 from pmux_widget.core.contract import row as contract_row
-from pmux_widget.core.model import Change, Session, State, Transition
+from pmux_widget.core.model import Change, Session, State
+from pmux_widget.feed_history import append_changes, read_history, trimmed
 from pmux_widget.runtime import actions
 from pmux_widget.system.clock import now_ms
 
@@ -289,12 +289,7 @@ class Feed:
 
     def _read_history(self, since: int) -> History:
         """Each session's transitions from ``since`` on (with the one that was current then)."""
-        store = self.hub.store
-        transitions = store.transitions(since_ms=since) if store is not None else []
-        sessions: dict[str, list[TransitionJSON]] = {}
-        for t in transitions:
-            sessions.setdefault(t.session_id, []).append(_transition_json(t))
-        return {"since": since, "sessions": sessions}
+        return read_history(self.hub.store, since)
 
     def _record_history(self, changes: list[Change]) -> None:
         """Hub thread: keep the ``history`` value current in place, without a sync (like the
@@ -303,20 +298,9 @@ class Feed:
         if not history:
             return
         with self._lock:
-            for change in changes:
-                transition = change.transition()
-                if transition is None:
-                    continue
-                sessions = history["sessions"]
-                entries = sessions.get(change.session_id)
-                if entries is None:
-                    # A new key goes into a copy: another thread may be serializing the value
-                    # for a new view (appending to a list is safe, growing a dict is not).
-                    history["sessions"] = {**sessions, change.session_id: []}
-                    entries = history["sessions"][change.session_id]
-                entries.append(_transition_json(transition))
+            append_changes(history, changes)
             if now_ms() - history["since"] > 2 * HISTORY_MS:
-                self.model.put("history", _trimmed(history, now_ms() - HISTORY_MS), sync=False)
+                self.model.put("history", trimmed(history, now_ms() - HISTORY_MS), sync=False)
 
     def dumps(self, value: object) -> str:
         """``value`` (e.g. a model's values) as JSON, taken while no change is being recorded
@@ -493,23 +477,6 @@ def _trait(value: Mapping[str, object]) -> dict[str, Any]:
 
 def _online(hosts: Mapping[str, HostJSON]) -> dict[str, bool]:
     return {name: h["online"] for name, h in hosts.items()}
-
-
-def _trimmed(history: History, since: int) -> History:
-    """``history`` from ``since`` on (each session keeps the transition current at ``since``),
-    as a new value: a long-lived model's history stays about a day long."""
-    sessions: dict[str, list[TransitionJSON]] = {}
-    for sid, entries in history["sessions"].items():
-        first = 0
-        for i, entry in enumerate(entries):
-            if entry["at"] <= since:
-                first = i
-        sessions[sid] = entries[first:]
-    return {"since": since, "sessions": sessions}
-
-
-def _transition_json(t: Transition) -> TransitionJSON:
-    return {"at": t.at, "state": t.to_state.value, "source": t.source}
 
 
 def _json_bytes(message: KernelMessage) -> bytes:

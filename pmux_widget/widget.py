@@ -20,12 +20,12 @@ import anywidget
 import traitlets
 
 from pmux_widget.core.contract import KernelMessage, counts
-from pmux_widget.feed import MACHINE, Feed, _trimmed, row, short_token
+from pmux_widget.feed import MACHINE, Feed, row, short_token
 
 if TYPE_CHECKING:
     from pmux_widget.runtime.hub import Hub
 
-__all__ = ["MACHINE", "StatusWidget", "_trimmed", "row", "short_token"]
+__all__ = ["MACHINE", "StatusWidget", "row", "short_token"]
 
 #: The built front-end (npm run build). `_esm` stays a Path: with ANYWIDGET_HMR=1, anywidget
 #: watches the file and reloads open widgets on every rebuild (npm run watch).

@@ -294,7 +294,7 @@ def test_history_travels_once_and_patches_carry_none(hub):
 
 
 def test_a_long_lived_widget_keeps_about_a_day_of_history():
-    from pmux_widget.widget import _trimmed
+    from pmux_widget.feed_history import trimmed as _trimmed
 
     day = 24 * 3600 * 1000
     history = {

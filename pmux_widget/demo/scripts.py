@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from .simulated import SimSession
 
@@ -234,6 +235,24 @@ def script_lifecycle(s: SimSession) -> Iterator[float]:
 
 
 #: The scripts by name (a session's process is told which one to run by its name).
+
+
+def user_turn(s: SimSession, text: str) -> Iterator[float]:
+    """A prompt someone typed into the pane: a short scripted answer, then review."""
+    s.prompt(text)
+    yield 1.0
+    s.say("Let me look at the project first.")
+    s.tool("Read", {"file_path": f"{s.cwd}/README.md"})
+    yield 0.8
+    s.tool_done(f"# {Path(s.cwd).name}\n\nA project of the pmux-widget demo.")
+    yield 1.0
+    s.finish(
+        f"Done: “{text[:80]}”. (This is a scripted session of the pmux-widget demo: it "
+        "answers every prompt with this note.)"
+    )
+    yield 10.0
+
+
 SCRIPTS: dict[str, Script] = {
     script.__name__: script
     for script in (script_tests, script_subagents, script_errors, script_compact, script_lifecycle)

@@ -45,10 +45,11 @@ from typing import Any
 
 from pmux_widget.claude.pidfiles import process_start_ticks
 
-from .scripts import SCRIPTS
+from .scripts import SCRIPTS, user_turn
+from .sim_screen import render, summary
 from .simulated import CLI_VERSION, InstalledHooks, SimSession
 
-__all__ = ["LiveSession", "SimClaude", "main", "render", "user_turn"]
+__all__ = ["LiveSession", "SimClaude", "main"]
 
 #: Seconds (before ``speed``) a session rests after a rejection or an interrupt, before its
 #: script starts over: long enough to be seen idle.
@@ -167,7 +168,7 @@ class LiveSession(SimSession):
         super().stream(text)
 
     def tool(self, name: str, tool_input: dict[str, Any]) -> str:
-        self.show("", f"● {name}({_summary(tool_input)})")
+        self.show("", f"● {name}({summary(tool_input)})")
         return super().tool(name, tool_input)
 
     def ask(self) -> None:
@@ -233,100 +234,6 @@ class LiveSession(SimSession):
     def _turn_over(self) -> None:
         self.turn_open, self.compacting, self.dialog = False, False, None
         self.set_status("idle")
-
-
-def _summary(tool_input: dict[str, Any]) -> str:
-    for key in ("command", "file_path", "pattern", "description"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value.splitlines()[0][:120]
-    return ""
-
-
-def user_turn(s: LiveSession, text: str) -> Iterator[float]:
-    """A prompt someone typed into the pane: a short scripted answer, then review."""
-    s.prompt(text)
-    yield 1.0
-    s.say("Let me look at the project first.")
-    s.tool("Read", {"file_path": f"{s.cwd}/README.md"})
-    yield 0.8
-    s.tool_done(f"# {Path(s.cwd).name}\n\nA project of the pmux-widget demo.")
-    yield 1.0
-    s.finish(
-        f"Done: “{text[:80]}”. (This is a scripted session of the pmux-widget demo: it "
-        "answers every prompt with this note.)"
-    )
-    yield 10.0
-
-
-# ============================================================================ the screen
-
-_RULE = "─"
-_HEADER_ART = (" ▐▛███▜▌ ", "▝▜█████▛▘", "  ▘▘ ▝▝  ")
-
-
-def _model_label(model: str) -> str:
-    if "opus" in model:
-        return "Opus 4.8 (1M context)"
-    if "sonnet" in model:
-        return "Sonnet 4.5"
-    return model
-
-
-def _dialog_lines(s: LiveSession, selected: int) -> list[str]:
-    assert s.dialog is not None
-    _, name, tool_input = s.dialog
-    if name in ("Edit", "Write"):
-        path = str(tool_input.get("file_path", ""))
-        short = os.path.relpath(path, s.cwd) if path.startswith(s.cwd) else path
-        title = "Edit file" if name == "Edit" else "Create file"
-        body = [f" {short}"]
-        if name == "Edit":
-            old, new = tool_input.get("old_string", ""), tool_input.get("new_string", "")
-            body += [f"   - {old}", f"   + {new}"]
-        question = f"Do you want to make this edit to {Path(path).name}?"
-        second = "Yes, allow all edits during this session (shift+tab)"
-        foot = " Esc to cancel · Tab to amend"
-    else:
-        title = "Bash command" if name == "Bash" else f"{name} tool"
-        command = _summary(tool_input)
-        body = ["", f"   {command}"]
-        if isinstance(tool_input.get("description"), str):
-            body.append(f"   {tool_input['description']}")
-        word = command.split()[0] if command.split() else name
-        question = "Do you want to proceed?"
-        second = f"Yes, and don't ask again for {word} commands in {s.cwd}"
-        foot = " Esc to cancel · Tab to amend · ctrl+e to explain"
-    choices = ["Yes", second, "No"]
-    rows = [f" {'❯' if i == selected else ' '} {i + 1}. {label}" for i, label in enumerate(choices)]
-    return [f" {title}", *body, "", f" {question}", *rows, "", foot]
-
-
-def render(s: LiveSession, typed: str, selected: int, width: int, height: int) -> list[str]:
-    """The screen (``height`` lines at most, none wider than ``width``) as 2.1.197 shows it."""
-    home = "~/" + Path(s.cwd).name
-    header = [
-        f"{_HEADER_ART[0]}  Claude Code v{CLI_VERSION}",
-        f"{_HEADER_ART[1]}  {_model_label(s.model)} · API Usage Billing",
-        f"{_HEADER_ART[2]}  {home}",
-        "",
-    ]
-    rule = _RULE * max(20, width)
-    if s.dialog is not None and s.live:
-        panel = [rule, *_dialog_lines(s, selected)]
-    else:
-        room = max(1, width - 3)
-        shown = typed[-room:]
-        busy = s.live and s.turn_open
-        footer = "  esc to interrupt · ← for agents" if busy else "  ? for shortcuts · ← for agents"
-        panel = [rule, f"❯\u00a0{shown}", rule, footer]
-        if busy:
-            word = "Compacting conversation" if s.compacting else "Working"
-            panel = [f"✻ {word}…", "", *panel]
-    room = max(0, height - len(header) - len(panel) - 1)
-    body = s.lines[-room:] if room else []
-    lines = [*header, *body, "", *panel]
-    return [line[: max(1, width - 1)] for line in lines][:height]
 
 
 # ============================================================================ the process

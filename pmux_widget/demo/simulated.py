@@ -11,32 +11,19 @@ import random
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import encode_project_dir
 
 from .hook_runner import InstalledHooks
+from .sim_records import CLI_VERSION, iso_now, random_id, record_tail, usage_record
 
 __all__ = ["CLI_VERSION", "InstalledHooks", "SimSession", "iso_now", "log", "random_id"]
-
-#: The CLI version the simulated records claim (as ``claude_cli.CLI_VERSION``: the recordings').
-CLI_VERSION = "2.1.197"
 
 
 def log(message: str) -> None:
     print(f"[fleet] {message}", file=sys.stderr, flush=True)
-
-
-def iso_now(epoch: float | None = None) -> str:
-    moment = datetime.fromtimestamp(time.time() if epoch is None else epoch, tz=timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def random_id(prefix: str, rng: random.Random, length: int = 24) -> str:
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-    return prefix + "".join(rng.choice(alphabet) for _ in range(length))
 
 
 class SimSession:
@@ -136,16 +123,6 @@ class SimSession:
             self.virtual += 0.001
         self.hooks.fire(self._payload(event, **kwargs), self.pane, self.cwd, at_ms)
 
-    def _tail(self) -> dict[str, Any]:
-        return {
-            "userType": "external",
-            "entrypoint": "cli",
-            "cwd": self.cwd,
-            "sessionId": self.session_id,
-            "version": CLI_VERSION,
-            "gitBranch": "main",
-        }
-
     def _write(self, *records: dict[str, Any]) -> None:
         lines = "".join(
             json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records
@@ -158,24 +135,13 @@ class SimSession:
         record = {"parentUuid": self.parent, "isSidechain": False, **body}
         record.setdefault("uuid", uid)
         record.setdefault("timestamp", iso_now(self.now()))
-        record.update(self._tail())
+        record.update(record_tail(self.cwd, self.session_id))
         self.parent = record["uuid"]
         return record
 
     def _usage(self, output: int) -> dict[str, Any]:
         fresh = self.rng.randint(120, 2400)
-        usage = {
-            "input_tokens": self.rng.randint(1, 9),
-            "cache_creation_input_tokens": fresh,
-            "cache_read_input_tokens": self.context,
-            "output_tokens": output,
-            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-            "service_tier": "standard",
-            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": fresh},
-            "inference_geo": "",
-            "iterations": [],
-            "speed": "standard",
-        }
+        usage = usage_record(self.rng.randint(1, 9), fresh, self.context, output)
         self.context += fresh + output
         return usage
 

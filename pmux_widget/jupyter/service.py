@@ -75,7 +75,7 @@ class ServerHub:
 
     def _start(self) -> None:
         try:
-            from pmux_widget.notify.notifier import env_wants_notifier
+            from pmux_widget.notify.config import env_wants_notifier
             from pmux_widget.runtime.assemble import make_hub
 
             # always a notifier (a browser may subscribe later), unless PMUX_WIDGET_NOTIFY=0

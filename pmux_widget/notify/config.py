@@ -29,14 +29,18 @@ from pmux_widget.core.notify_rules import ChannelFilter, NotifySettings
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
+from .webpush import load_subscriptions
+
 __all__ = [
     "DELAY_ENV",
     "Channel",
     "ConfigError",
     "NotifyConfig",
     "config_path",
+    "configured",
     "edit_config",
     "effective_settings",
+    "env_wants_notifier",
     "load_config",
     "mask_url",
     "notify_settings",
@@ -182,3 +186,19 @@ def notify_settings(home: str | os.PathLike[str] | None = None, **changes: Any) 
     with edit_config(where) as box:
         box[0] = box[0].with_settings(**changes)
         return box[0].settings
+
+
+def configured(home: PmuxHome) -> bool:
+    """Whether any channel or browser subscription exists (else hubs run no notifier)."""
+    try:
+        if load_config(home).channels:
+            return True
+    except ConfigError:
+        return True  # let the notifier start and report the bad file
+    return bool(load_subscriptions(home))
+
+
+def env_wants_notifier() -> bool | None:
+    """``PMUX_WIDGET_NOTIFY=0|1`` forces the notifier off or on; unset: when configured."""
+    value = os.environ.get("PMUX_WIDGET_NOTIFY", "").strip()
+    return None if not value else value not in ("0", "false", "no")

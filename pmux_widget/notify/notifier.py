@@ -20,7 +20,6 @@ import contextlib
 import heapq
 import itertools
 import logging
-import os
 import socket
 import threading
 import time
@@ -36,7 +35,6 @@ from pmux_widget.core.notify_rules import (
     NotifySettings,
     Presence,
     check,
-    link,
     looking_until,
     matches,
     plan,
@@ -47,13 +45,13 @@ from pmux_widget.system.home import PmuxHome
 
 from . import webpush
 from .answers import AnswerTokens
-from .channels import send_channel
 from .claims import HISTORY_MS, NotifyStore
 from .config import Channel, ConfigError, config_path, effective_settings, load_config
-from .delivery import Delivery, Gone, Outbox
+from .delivery import Delivery, Outbox
 from .payload import close_payload, digest_payload, session_payload
+from .sends import channel_delivery, push_delivery
 
-__all__ = ["Notifier", "configured", "find", "notifier_source"]
+__all__ = ["Notifier", "find", "notifier_source"]
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +72,6 @@ class _HubView(Protocol):
     def add_listener(
         self, listener: Callable[[list[Change], dict[str, Session]], None]
     ) -> Callable[[], None]: ...
-
-
-def configured(home: PmuxHome) -> bool:
-    """Whether any channel or browser subscription exists (else hubs run no notifier)."""
-    try:
-        if load_config(home).channels:
-            return True
-    except ConfigError:
-        return True  # let the notifier start and report the bad file
-    return bool(webpush.load_subscriptions(home))
 
 
 def find(hub: object) -> Notifier | None:
@@ -402,8 +390,7 @@ class Notifier:
         payload = {"title": title, "body": body, "session_id": session_id, "state": "update",
                    "host": self.host, "url": "", "tag": session_id}  # fmt: skip
         for sub in self._subs:
-            self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
-                                                   session_id))  # fmt: skip
+            self.outbox.submit(self._push_delivery(sub, payload, 600, "normal", session_id))
         return len(self._subs)
 
     def _dests(self, state: str, project: str | None, host: str) -> list[str]:
@@ -421,59 +408,28 @@ class Notifier:
     ) -> None:
         channels = {c.dest: c for c in self._channels}
         subs = {s.dest: s for s in self._subs}
-        settings = self._settings
+        link_base = self._settings.link_base
         for dest in dests:
             if dest in channels:
                 channel = channels[dest]
-
-                def send(c: Channel = channel) -> None:
-                    send_channel(
-                        c.url,
-                        payload["title"],
-                        payload["body"],
-                        priority=priority,
-                        click=link(settings.link_base, payload["url"]),
+                self.outbox.submit(
+                    channel_delivery(
+                        channel, payload, priority=priority, link_base=link_base,
                         timeout=self.timeout,
                     )
-
-                self.outbox.submit(Delivery(dest, channel.masked, send))
+                )  # fmt: skip
             elif dest in subs:
                 pushed = {**payload, **(push_extra or {})}
-                self.outbox.submit(self._push_delivery(subs[dest], pushed, settings, ttl,
-                                                       priority, topic_of))  # fmt: skip
+                self.outbox.submit(self._push_delivery(subs[dest], pushed, ttl, priority,
+                                                       topic_of))  # fmt: skip
 
     def _push_delivery(
-        self,
-        sub: webpush.Subscription,
-        payload: dict[str, Any],
-        settings: NotifySettings,
-        ttl: int,
-        priority: str,
+        self, sub: webpush.Subscription, payload: dict[str, Any], ttl: int, priority: str,
         topic_of: str,
-    ) -> Delivery:
-        vapid = self._vapid
-        home = self.home
-
-        def send() -> None:
-            try:
-                webpush.send_push(
-                    sub,
-                    payload,
-                    vapid=vapid,
-                    subject=settings.vapid_subject,
-                    ttl=ttl,
-                    urgency=priority,
-                    topic=webpush.topic_of(topic_of),
-                    timeout=self.timeout,
-                )
-            except webpush.PushGone as exc:
-                raise Gone(str(exc)) from None
-
-        def gone() -> None:
-            webpush.remove_subscription(home, sub.endpoint)
-
-        label = f"browser {sub.device or sub.listed()['service']}"
-        return Delivery(sub.dest, label, send, on_gone=gone)
+    ) -> Delivery:  # fmt: skip
+        return push_delivery(self.home, sub, payload, vapid=self._vapid,
+                             subject=self._settings.vapid_subject, ttl=ttl, priority=priority,
+                             topic_of=topic_of, timeout=self.timeout)  # fmt: skip
 
     def _close(self, event: NotifyEvent) -> None:
         """The dialog was answered: close its notification on the browsers that got it."""
@@ -491,8 +447,9 @@ class Notifier:
         for sub in self._subs:
             if sub.dest in mine:
                 payload = close_payload(event.session_id, event.host)
-                self.outbox.submit(self._push_delivery(sub, payload, self._settings, 600, "normal",
-                                                       event.session_id))  # fmt: skip
+                self.outbox.submit(
+                    self._push_delivery(sub, payload, 600, "normal", event.session_id)
+                )
 
     # ------------------------------------------------------------------ for the server extension
 
@@ -537,9 +494,3 @@ class Notifier:
                 return True
             time.sleep(0.01)
         return False
-
-
-def env_wants_notifier() -> bool | None:
-    """``PMUX_WIDGET_NOTIFY=0|1`` forces the notifier off or on; unset: when configured."""
-    value = os.environ.get("PMUX_WIDGET_NOTIFY", "").strip()
-    return None if not value else value not in ("0", "false", "no")

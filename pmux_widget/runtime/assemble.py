@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 
-from pmux_widget.notify.notifier import configured, env_wants_notifier, notifier_source
+from pmux_widget.notify.config import configured, env_wants_notifier
+from pmux_widget.notify.notifier import notifier_source
 from pmux_widget.system.home import PmuxHome
 
 from .hub import Hub

@@ -1,0 +1,94 @@
+"""What the simulated CLI draws (:mod:`.sim_claude`): the screen of Claude Code 2.1.197 as
+pmux-widget's screen parser reads it: the header, the prompt box when idle, "esc to
+interrupt" when busy, and the permission dialog "Do you want to proceed? ❯ 1. Yes / 2. … /
+3. No" when asking."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .simulated import CLI_VERSION
+
+if TYPE_CHECKING:
+    from .sim_claude import LiveSession
+
+__all__ = ["render", "summary"]
+
+
+def summary(tool_input: dict[str, Any]) -> str:
+    """What a tool call is about, in one line (its command, file, pattern or description)."""
+    for key in ("command", "file_path", "pattern", "description"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value.splitlines()[0][:120]
+    return ""
+
+
+_RULE = "─"
+_HEADER_ART = (" ▐▛███▜▌ ", "▝▜█████▛▘", "  ▘▘ ▝▝  ")
+
+
+def _model_label(model: str) -> str:
+    if "opus" in model:
+        return "Opus 4.8 (1M context)"
+    if "sonnet" in model:
+        return "Sonnet 4.5"
+    return model
+
+
+def _dialog_lines(s: LiveSession, selected: int) -> list[str]:
+    assert s.dialog is not None
+    _, name, tool_input = s.dialog
+    if name in ("Edit", "Write"):
+        path = str(tool_input.get("file_path", ""))
+        short = os.path.relpath(path, s.cwd) if path.startswith(s.cwd) else path
+        title = "Edit file" if name == "Edit" else "Create file"
+        body = [f" {short}"]
+        if name == "Edit":
+            old, new = tool_input.get("old_string", ""), tool_input.get("new_string", "")
+            body += [f"   - {old}", f"   + {new}"]
+        question = f"Do you want to make this edit to {Path(path).name}?"
+        second = "Yes, allow all edits during this session (shift+tab)"
+        foot = " Esc to cancel · Tab to amend"
+    else:
+        title = "Bash command" if name == "Bash" else f"{name} tool"
+        command = summary(tool_input)
+        body = ["", f"   {command}"]
+        if isinstance(tool_input.get("description"), str):
+            body.append(f"   {tool_input['description']}")
+        word = command.split()[0] if command.split() else name
+        question = "Do you want to proceed?"
+        second = f"Yes, and don't ask again for {word} commands in {s.cwd}"
+        foot = " Esc to cancel · Tab to amend · ctrl+e to explain"
+    choices = ["Yes", second, "No"]
+    rows = [f" {'❯' if i == selected else ' '} {i + 1}. {label}" for i, label in enumerate(choices)]
+    return [f" {title}", *body, "", f" {question}", *rows, "", foot]
+
+
+def render(s: LiveSession, typed: str, selected: int, width: int, height: int) -> list[str]:
+    """The screen (``height`` lines at most, none wider than ``width``) as 2.1.197 shows it."""
+    home = "~/" + Path(s.cwd).name
+    header = [
+        f"{_HEADER_ART[0]}  Claude Code v{CLI_VERSION}",
+        f"{_HEADER_ART[1]}  {_model_label(s.model)} · API Usage Billing",
+        f"{_HEADER_ART[2]}  {home}",
+        "",
+    ]
+    rule = _RULE * max(20, width)
+    if s.dialog is not None and s.live:
+        panel = [rule, *_dialog_lines(s, selected)]
+    else:
+        room = max(1, width - 3)
+        shown = typed[-room:]
+        busy = s.live and s.turn_open
+        footer = "  esc to interrupt · ← for agents" if busy else "  ? for shortcuts · ← for agents"
+        panel = [rule, f"❯\u00a0{shown}", rule, footer]
+        if busy:
+            word = "Compacting conversation" if s.compacting else "Working"
+            panel = [f"✻ {word}…", "", *panel]
+    room = max(0, height - len(header) - len(panel) - 1)
+    body = s.lines[-room:] if room else []
+    lines = [*header, *body, "", *panel]
+    return [line[: max(1, width - 1)] for line in lines][:height]
