@@ -7,14 +7,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .simulated import CLI_VERSION
 
-if TYPE_CHECKING:
-    from .sim_claude import LiveSession
+__all__ = ["Shown", "render", "summary"]
 
-__all__ = ["render", "summary"]
+
+class Shown(Protocol):
+    """What the screen shows of a session (``sim_claude.LiveSession`` has it all)."""
+
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def live(self) -> bool: ...
+    @property
+    def turn_open(self) -> bool: ...
+    @property
+    def compacting(self) -> bool: ...
+    @property
+    def lines(self) -> list[str]: ...
+    @property
+    def dialog(self) -> tuple[str, str, dict[str, Any]] | None: ...
 
 
 def summary(tool_input: dict[str, Any]) -> str:
@@ -38,7 +54,7 @@ def _model_label(model: str) -> str:
     return model
 
 
-def _dialog_lines(s: LiveSession, selected: int) -> list[str]:
+def _dialog_lines(s: Shown, selected: int) -> list[str]:
     assert s.dialog is not None
     _, name, tool_input = s.dialog
     if name in ("Edit", "Write"):
@@ -67,7 +83,7 @@ def _dialog_lines(s: LiveSession, selected: int) -> list[str]:
     return [f" {title}", *body, "", f" {question}", *rows, "", foot]
 
 
-def render(s: LiveSession, typed: str, selected: int, width: int, height: int) -> list[str]:
+def render(s: Shown, typed: str, selected: int, width: int, height: int) -> list[str]:
     """The screen (``height`` lines at most, none wider than ``width``) as 2.1.197 shows it."""
     home = "~/" + Path(s.cwd).name
     header = [
