@@ -18,6 +18,7 @@ through ``ServerHub.run`` (our threads: files and SQLite never block the server'
 
 from __future__ import annotations
 
+import functools
 import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -309,11 +310,17 @@ class ServiceWorkerHandler(JupyterHandler):
     @web.authenticated
     @authorized
     def get(self) -> None:
-        script = resources.files("pmux_widget.jupyter").joinpath("sw.js").read_text()
+        script = _worker_script()
         self.set_header("Content-Type", "text/javascript; charset=utf-8")
         # a changed worker must reach browsers at their next update check
         self.set_header("Cache-Control", "no-cache")
         self.finish(script)
+
+
+@functools.cache
+def _worker_script() -> str:
+    """sw.js, read once per process: the handler runs on the server's event loop."""
+    return resources.files("pmux_widget.jupyter").joinpath("sw.js").read_text()
 
 
 def routes() -> list[tuple[str, type[web.RequestHandler]]]:
