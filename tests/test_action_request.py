@@ -27,6 +27,8 @@ def test_a_body_names_the_session_unless_the_path_does() -> None:
         (b'{"action": "approve", "session_id": ""}', '"session_id"'),
         (b'{"action": "send", "session_id": "s", "text": 3}', "must be strings"),
         (b'{"action": "send", "session_id": "s", "dialog": {}}', "must be strings"),
+        (b'{"action": "format-disk", "session_id": "s"}', "unknown action 'format-disk'"),
+        (b'{"action": "Approve", "session_id": "s"}', "unknown action 'Approve'"),
     ],
 )
 def test_bad_bodies_say_what_was_expected(raw: bytes, says: str) -> None:

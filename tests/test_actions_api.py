@@ -57,7 +57,13 @@ def test_refused_action_is_409_with_the_reason(hub):
 
 def test_unknown_session_is_404_and_bad_bodies_400(hub):
     assert _action(hub, "nope", {"action": "approve"})[0] == 404
-    assert _action(hub, SID, {"action": "dance"})[0] == 409  # unknown action: refused
+    # An unknown action is a malformed request, refused before the session is looked at:
+    # 400 for a session that exists (it has no pane: the lookup would say 409) and for one
+    # that does not (404).
+    for sid in (SID, "nope"):
+        status, answer = _action(hub, sid, {"action": "format-disk"})
+        assert status == 400, (sid, answer)
+        assert "unknown action 'format-disk'" in answer["error"]
     assert _action(hub, SID, b"{not json")[0] == 400
     assert _action(hub, SID, [1, 2])[0] == 400
     assert _action(hub, SID, {"action": "send", "text": 7})[0] == 400

@@ -287,7 +287,8 @@ def test_a_hub_that_cannot_start_leaves_jupyter_running(tmp_path: Path) -> None:
         assert "the pmux-widget hub failed to start" in answer.json()["error"]
         assert server.get("api/status").status_code == 200
         assert (
-            server.post("pmux/api/actions", {"action": "x", "session_id": "y"}).status_code == 503
+            server.post("pmux/api/actions", {"action": "approve", "session_id": "y"}).status_code
+            == 503
         )
     finally:
         server.stop()
@@ -345,6 +346,12 @@ def test_actions_answer_with_the_hub_actions_codes(server: LabServer) -> None:
         answer = server.post("pmux/api/actions", bad)
         assert answer.status_code == 400, (bad, answer.text)
         assert answer.json()["error"]
+    # An unknown action: 400 before the session is looked at (SID has no pane, which would
+    # be a 409; "nope" does not exist, a 404).
+    for sid in (SID, "nope"):
+        answer = server.post("pmux/api/actions", {"action": "format-disk", "session_id": sid})
+        assert answer.status_code == 400, (sid, answer.text)
+        assert "unknown action 'format-disk'" in answer.json()["error"]
     answer = server.post("pmux/api/actions", {"action": "approve", "session_id": "nope"})
     assert (answer.status_code, answer.json()) == (404, {"error": "no session nope"})
     answer = server.post("pmux/api/actions", {"action": "approve", "session_id": SID})

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import ActionName, ActionResult, SessionsView, act
+from .actions import ACTIONS, ActionName, ActionResult, SessionsView, act
 
 __all__ = ["ActionRequest", "BadActionBody", "answer_from", "answer_json", "parse_action"]
 
@@ -25,7 +25,7 @@ class BadActionBody(ValueError):
 @dataclass(frozen=True, slots=True)
 class ActionRequest:
     session_id: str
-    action: str
+    action: ActionName
     text: str | None = None
     token: str | None = None
     dialog: str | None = None
@@ -47,10 +47,15 @@ def parse_action(raw: bytes | None, session_id: str | None = None) -> ActionRequ
         raise BadActionBody(wanted)
     if not (isinstance(sid, str) and sid):
         raise BadActionBody(wanted)
+    # A malformed request is refused before any session is looked at: an unknown action is
+    # the caller's mistake (400), whatever state the session it names is in.
+    action = next((known for known in ACTIONS if known == body["action"]), None)
+    if action is None:
+        raise BadActionBody(f"unknown action {body['action']!r} (one of {', '.join(ACTIONS)})")
     fields = {name: body.get(name) for name in ("text", "token", "dialog")}
     if not all(v is None or isinstance(v, str) for v in fields.values()):
         raise BadActionBody('"text", "token" and "dialog" must be strings')
-    return ActionRequest(sid, body["action"], **fields)
+    return ActionRequest(sid, action, **fields)
 
 
 def answer_json(result: ActionResult) -> dict[str, Any]:
