@@ -2,7 +2,10 @@
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
 #                (DEMO_ARGS="--no-lab | --real | --port N | --duration S | --history MIN | --no-prerun",
 #                 see pmux_widget/demo/launcher.py)
-#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser)
+#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser);
+#                it ends with one line per part it could not have (the CLIs, Chromium, ...) and
+#                the command that fixes it (CI=1: such a part fails the run)
+#   make clis    the pinned Claude Code CLIs for the real-CLI suites, into .cache/claude-code/
 #   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
 
@@ -14,7 +17,7 @@ PYTEST_ARGS ?=
 DEMO_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck js bench stress clean install
+.PHONY: demo test lint typecheck js bench stress clean install clis
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,11 +25,17 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet -e ".[test,demo]"
 	touch $(STAMP)
 
+# Without npm nothing of the front-end builds: one line that says so and how to get it.
+NEED_NPM := command -v npm >/dev/null 2>&1 || { echo "make: npm is missing (Node.js and npm build \
+	the front-end and install the pinned Claude Code CLIs) -> fix: sudo apt-get install nodejs npm"; exit 1; }
+
 node_modules/.package-lock.json: package.json package-lock.json
+	@$(NEED_NPM)
 	npm ci --no-audit --no-fund
 
 # The labextension's own node_modules (@jupyterlab/*, the builder), from its own lock.
 js/lab/node_modules/.package-lock.json: js/lab/package.json js/lab/package-lock.json
+	@$(NEED_NPM)
 	npm ci --prefix js/lab --no-audit --no-fund --loglevel=error
 
 install: $(STAMP) node_modules/.package-lock.json js/lab/node_modules/.package-lock.json
@@ -45,6 +54,12 @@ js: node_modules/.package-lock.json js/lab/node_modules/.package-lock.json
 	ln -s $(CURDIR)/pmux_widget/labextension $(LABEXT_DIR)/pmux-widget
 	cp jupyter-config/server-config/pmux_widget.json $(SERVER_CONF)/pmux_widget.json
 
+# The pinned Claude Code CLIs, installed before pytest starts (once: a version already there
+# answers at once), with retries and npm's error shown; without CI a failure is reported
+# and the run goes on (its tests are listed at the end of pytest's run with the same fix).
+clis: $(STAMP)
+	$(PY) -m devtools.install_clis
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pmux_widget tests benchmarks devtools
 	$(VENV)/bin/ruff format --check pmux_widget tests benchmarks devtools
@@ -53,7 +68,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: install js lint typecheck
+test: install js clis lint typecheck
 	npm run --silent typecheck
 	npm test --silent
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -48,6 +48,7 @@ __all__ = [
     "default_cache_dir",
     "encode_project_dir",
     "ensure_cli",
+    "npm_error",
     "read_jsonl",
     "version_key",
     "wait_until",
@@ -218,6 +219,21 @@ def _working(prefixes: Iterable[Path], version: str) -> Path | None:
     return None
 
 
+def npm_error(output: str, keep: int = 6) -> str:
+    """npm's words for why it failed, on one line: its code, message and log, without the
+    stack trace and the error object's fields (the last lines alone were ``requiredBy: '.'``
+    and ``}``)."""
+    said = []
+    for raw in output.splitlines():
+        line = raw.removeprefix("npm error").removeprefix("npm ERR!")
+        if not line.strip() or line.startswith("  ") or line.strip().startswith(("at ", "{", "}")):
+            continue
+        if re.match(r"\s*(syscall|errno) ", line):
+            continue
+        said.append(line.strip())
+    return " | ".join(said[:keep] + said[keep:][-1:]) or output.strip()[-500:]
+
+
 def ensure_cli(
     version: str = NEWEST,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -275,8 +291,7 @@ def ensure_cli(
         except (OSError, subprocess.SubprocessError) as exc:
             raise CliUnavailable(f"npm install failed: {exc}") from exc
         if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-            raise CliUnavailable("npm install failed: " + " | ".join(tail))
+            raise CliUnavailable("npm install failed: " + npm_error(proc.stderr or proc.stdout))
         found_bin = _working((prefix,), version)
         if found_bin:
             return found_bin
