@@ -8,6 +8,7 @@
 #   make clis    the pinned Claude Code CLIs for the real-CLI suites, into .cache/claude-code/
 #   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
+#   make dist    the sdist and the wheel into dist/ (python -m build), checked by twine
 
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
@@ -17,7 +18,7 @@ PYTEST_ARGS ?=
 DEMO_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck js bench stress clean install clis
+.PHONY: demo test lint typecheck js bench stress clean install clis dist
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -84,6 +85,13 @@ stress: install js
 		tests/test_hooks_install.py tests/test_server.py tests/test_transcript.py tests/test_http_fuzz.py \
 		$(PYTEST_ARGS)
 
+# The release files: the sdist carries the built front-ends, so the wheel built from it (what
+# `python -m build` does) needs no npm.
+dist: install js
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 clean:
 	rm -rf $(VENV) node_modules js/lab/node_modules js/lab/lib pmux_widget/static pmux_widget/labextension \
-		.demo .pytest_cache .ruff_cache
+		.demo .pytest_cache .ruff_cache dist
