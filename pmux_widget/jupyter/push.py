@@ -33,7 +33,7 @@ from .service import Unavailable
 if TYPE_CHECKING:
     from pmux_widget.notify.notifier import Notifier
 
-__all__ = ["page_url", "routes"]
+__all__ = ["missing_package", "page_url", "routes"]
 
 #: A subscription, a presence report or an answer is a few hundred bytes.
 MAX_BODY = 16 * 1024
@@ -43,6 +43,18 @@ REFUSED = {
     "expired": "Too late: the answer buttons expire after 5 minutes",
     "answered meanwhile": "Already answered (or the dialog changed)",
 }
+
+
+#: The packages a push route may import, and what installs each (pywebpush brings the rest).
+_INSTALLS = {"apprise": "pip install 'pmux-widget[notify]'"}
+_WEB_PUSH = "pip install 'pywebpush>=2.5,<3' 'py-vapid>=1.9,<2'"
+
+
+def missing_package(exc: ImportError) -> str:
+    """Why a route cannot answer when ``exc.name`` is not installed, and the fix."""
+    name = (exc.name or "a package").split(".")[0]
+    fix = _INSTALLS.get(name, _WEB_PUSH)
+    return f"Web Push needs {name}, which this Jupyter server's Python lacks: {fix}"
 
 
 def page_url(base_url: str, default_url: str) -> str:
@@ -96,11 +108,16 @@ class _PushBase(_Base):
         return notifier
 
     async def on_notifier(self, fn: Any) -> Any:
-        """``fn(notifier)`` on our threads; None after answering 503."""
+        """``fn(notifier)`` on our threads; None after answering 503 (the hub is not there,
+        or a package Web Push needs is missing from this server's Python: the reason and the
+        command that installs it, which the panel shows, never a bare 500)."""
         try:
             return await self.service.run(lambda: fn(self.notifier()))
         except Unavailable as exc:
             self.fail(503, exc.reason)
+            return None
+        except ImportError as exc:
+            self.fail(503, missing_package(exc))
             return None
 
     def reply(self, status: int, data: Any) -> None:

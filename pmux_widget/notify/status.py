@@ -68,8 +68,9 @@ def notify_checks(home: PmuxHome) -> list[NotifyCheck]:
         missing = importlib.util.find_spec("pywebpush") is None
         subject = config.settings.vapid_subject
         message = f"{len(subs)} browser(s) subscribed"
-        if missing:
-            checks.append(NotifyCheck("web push", False, "pip install 'pmux-widget[notify]'"))
+        if missing:  # a dependency: only a broken install lacks it
+            fix = "pip install 'pywebpush>=2.5,<3' 'py-vapid>=1.9,<2'"
+            checks.append(NotifyCheck("web push", False, f"pywebpush is missing: {fix}"))
         elif not subject:
             message += (
                 "; set your contact: pmux_widget.notify_settings(vapid_subject="
