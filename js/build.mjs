@@ -9,7 +9,7 @@
 // docs/development.md); `--widget-only` skips the labextension.
 import * as esbuild from "esbuild";
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -66,8 +66,13 @@ function buildLab() {
   }
   run(process.execPath, [path.join(lab, "node_modules/typescript/bin/tsc"), "-p", lab], lab);
   run(jupyterBuilder(), dev ? ["build", "--development", "True", lab] : ["build", lab], lab);
-  for (const file of ["package.json", "static/style.js"]) {
-    if (!existsSync(path.join(root, "pmux_widget/labextension", file))) {
+  // install.json goes inside the labextension (the wheel's one shared-data folder): mapped as
+  // a file of its own, an editable install wrote a second copy there through the venv's link
+  // to this folder, and the next wheel held two files at one path.
+  const out = path.join(root, "pmux_widget/labextension");
+  copyFileSync(path.join(root, "install.json"), path.join(out, "install.json"));
+  for (const file of ["package.json", "static/style.js", "install.json"]) {
+    if (!existsSync(path.join(out, file))) {
       console.error(`build: labextension/${file} was not written`);
       process.exit(1);
     }

@@ -128,3 +128,17 @@ def test_changelog_and_licence() -> None:
     licence = (ROOT / "LICENSE").read_text()
     assert licence.startswith("MIT License") and "pmux-widget contributors" in licence
     assert 'license = { text = "MIT" }' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_install_json_comes_with_the_labextension_folder() -> None:
+    """One shared-data folder: ``make js`` puts install.json inside the labextension. Mapped as
+    a file of its own, an editable install (``make install`` after ``make js``) wrote a copy
+    there through the venv's link to the folder, and the next wheel held two files at one
+    path (hatch refused to build it)."""
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    shared = pyproject.split("[tool.hatch.build.targets.wheel.shared-data]")[1].split("\n[")[0]
+    assert re.findall(r'= "(share/jupyter/labextensions/[^"]*)"', shared) == [
+        "share/jupyter/labextensions/pmux-widget"
+    ]
+    built = ROOT / "pmux_widget" / "labextension" / "install.json"
+    assert built.read_text() == (ROOT / "install.json").read_text(), "make js"
