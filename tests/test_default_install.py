@@ -18,18 +18,19 @@ tests/test_push_routes.py.
 
 from __future__ import annotations
 
+import email.parser
 import fcntl
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
-import tomllib
 
 from pmux_widget.notify.config import Channel, edit_config
 
@@ -55,7 +56,13 @@ def _run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv with the base dependencies and this checkout's wheel; returns its bin dir."""
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    wheels = tmp_path_factory.mktemp("wheel")
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)])
+    [wheel] = wheels.glob("pmux_widget-*.whl")
+    # the base dependencies as the wheel declares them (Requires-Dist without an extra)
+    meta = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py')[0]}.dist-info/METADATA")
+    parsed = email.parser.BytesParser().parsebytes(meta)
+    deps = sorted(d for d in parsed.get_all("Requires-Dist") or [] if "extra ==" not in d)
     key = hashlib.sha256(json.dumps([sys.version, deps]).encode()).hexdigest()[:12]
     venv = CACHE / key
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -65,10 +72,6 @@ def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             _run([sys.executable, "-m", "venv", "--clear", str(venv)])
             _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *deps])
             (venv / ".ready").touch()
-        wheels = tmp_path_factory.mktemp("wheel")
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
-              str(ROOT)])  # fmt: skip
-        [wheel] = wheels.glob("pmux_widget-*.whl")
         _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
               "--force-reinstall", str(wheel)])  # fmt: skip
     bin_dir = venv / "bin"
