@@ -31,10 +31,12 @@ from typing import Any
 import pytest
 import requests
 
+from pmux_widget.core.notify_rules import SAME_TRANSITION_MS
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv, CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.notify.config import notify_settings
+from pmux_widget.system.clock import now_ms
 
 from ..helpers import launch_chromium, wait_until
 from ..jupyterhub_hub import HubUnavailable, HubUser, JupyterHub
@@ -43,7 +45,8 @@ from .conftest import LabPage, _unavailable
 from .test_lab_extension import PANEL, wait_status
 from .test_push_worker import STUB
 
-pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
+# the module's hub (JupyterHub, its proxy, two servers) starts inside the first test's time
+pytestmark = [pytest.mark.browser, pytest.mark.real_claude, pytest.mark.timeout(600)]
 
 SID = "7a1c2e3f-0000-4000-8000-0000000a11ce"
 
@@ -263,6 +266,7 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
             60,
             what=lambda: f"the push of the dialog ({push.errors})",
         )[0].payload
+        first_seen = now_ms()
         assert not push.errors, push.errors
         assert first["session_id"] == sid and first["token"]
         assert first["url"] == f"/user/alice/lab?pmux-session={sid}"
@@ -273,7 +277,16 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
         assert len(_markers(cli)) == 1, "the approved command ran"
 
         # the next dialog, answered from its notification (Allow once), with alice's login
-        # cookie from the worker and the single-use token
+        # cookie from the worker and the single-use token. The notifier takes two
+        # needs-input of one session less than SAME_TRANSITION_MS apart for one transition
+        # (hubs see it at slightly different times) and pushes it once: the scripted
+        # turn is faster than that, so the second dialog waits for the clock.
+        wait_until(
+            lambda: now_ms() - first_seen > SAME_TRANSITION_MS,
+            SAME_TRANSITION_MS / 1000 + 5,
+            interval=0.2,
+            what="the first dialog to be a distinct transition",
+        )
         count = len(push.delivered)
         tc.type_prompt("run the command")
         tc.wait_dialog()
