@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from .helpers import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+SERVER_CONFIG = ROOT / "jupyter-config" / "server-config" / "pmux_widget.json"
 #: the admin service's token (the test's own: creates users' tokens, starts servers)
 ADMIN_TOKEN = "pmux-test-hub-admin-0123456789abcdef"
 
@@ -185,6 +185,11 @@ class JupyterHub:
             config = dir / "home" / name / ".jupyter" / "jupyter_server_config.json"
             config.parent.mkdir(parents=True, exist_ok=True)
             config.write_text(json.dumps(LAB_CONFIG))
+            # the server extension enabled as the wheel's conf.d file enables it (an editable
+            # install has it in the venv's etc/jupyter only after `make js`)
+            conf_d = config.parent / "jupyter_server_config.d"
+            conf_d.mkdir(exist_ok=True)
+            (conf_d / "pmux_widget.json").write_bytes(SERVER_CONFIG.read_bytes())
             news = config.parent / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
             news.mkdir(parents=True, exist_ok=True)
             (news / "notification.jupyterlab-settings").write_text(
@@ -302,6 +307,3 @@ class JupyterHub:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         return left
-
-    def remove(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
