@@ -332,6 +332,40 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
         assert worker.evaluate(again, [base, second["token"]]) == [409, "already used"]
         assert worker.evaluate(again, [base, first["token"]]) == [409, "answered meanwhile"]
         assert len(_markers(cli)) == 2, "nothing typed for a refused answer"
+
+        # a click on a notification (no button) goes to alice's open JupyterLab page under
+        # /user/alice/ and tells it the session (with no page open, it opens the payload's
+        # /user/alice/lab?pmux-session=<id>)
+        page.evaluate(
+            """() => { window.__pmux = [];
+               navigator.serviceWorker.addEventListener('message', e => window.__pmux.push(e.data));
+               navigator.serviceWorker.startMessages(); }"""
+        )
+        done = {**first, "state": "review", "title": "Done", "token": "", "actions": []}
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": origin, "registrationId": registration["registrationId"],
+             "data": json.dumps(done)},
+        )  # fmt: skip
+        wait_until(
+            lambda: worker.evaluate(
+                "async (tag) => (await self.registration.getNotifications({tag}))"
+                ".some(n => n.title === 'Done')",
+                done["tag"],
+            ),
+            30,
+            what="the review notification",
+        )
+        worker.evaluate(
+            """async (tag) => {
+                const [n] = await self.registration.getNotifications({tag});
+                self.dispatchEvent(new NotificationEvent('notificationclick',
+                                                         {notification: n, action: ''}));
+                return true; }""",
+            done["tag"],
+        )
+        heard = wait_until(lambda: page.evaluate("window.__pmux"), 30, what="the click")
+        assert heard == [{"type": "pmux-session", "session_id": sid}]
     finally:
         if tc is not None:
             tc.close()
