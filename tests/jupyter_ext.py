@@ -97,8 +97,13 @@ class LabServer:
     def start(self, *, hub: bool = True) -> LabServer:
         """Start it; return once Jupyter answers (and, with ``hub``, the extension's hub)."""
         with self.log_file.open("ab") as log:
+            # no tty, as a service manager or JupyterHub's spawner runs it
             self.proc = subprocess.Popen(
-                self.command(), env=self.env, stdout=log, stderr=subprocess.STDOUT
+                self.command(),
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         wait_until(
             lambda: self._alive() and self.get("api/status").status_code == 200,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pmux_widget.system.files import atomic_write, json_objects, port_or_none
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.system.processes import pid_alive
+from pmux_widget.system.processes import pid_alive, same_process
 
 __all__ = ["HubInfo", "clean_stale_hub_files", "live_hubs", "remove_hub_file", "write_hub_file"]
 
@@ -59,17 +59,22 @@ def remove_hub_file(path: Path) -> None:
         path.unlink()
 
 
-def clean_stale_hub_files(home: PmuxHome, keep: Path | None = None) -> None:
-    """Remove runtime files of hubs whose process is gone (killed, crashed).
+def clean_stale_hub_files(home: PmuxHome, keep: Path | None = None) -> list[Path]:
+    """Remove runtime files of hubs whose process is gone (killed, crashed), or whose pid
+    another process has since taken (it started after the hub did); returns those removed.
 
     Files of other hubs of this very process (tests run several) are left alone.
     """
+    removed = []
     for path in home.runtime_dir.glob("*.json"):
         try:
-            pid = int(json.loads(path.read_text()).get("pid", 0))
+            data = json.loads(path.read_text())
+            pid, started = int(data.get("pid", 0)), int(data.get("started_at", 0))
         except (OSError, ValueError, AttributeError, TypeError):
-            pid = 0
+            pid = started = 0
         if pid == os.getpid() and path != keep:
             continue
-        if not pid_alive(pid):
+        if not same_process(pid, started):
             remove_hub_file(path)
+            removed.append(path)
+    return removed

@@ -1,5 +1,5 @@
-"""Web Push in the Jupyter server: the routes the panel and the service worker use, all under
-the server's ``base_url`` behind Jupyter's authentication (403 without):
+"""Web Push in the Jupyter server: the routes the panel and the service worker use, under the
+server's ``base_url``, each behind Jupyter's authentication (403 without) except ``sw.js``:
 
 - ``GET pmux/api/push/key`` → ``{"public_key": "<base64url>"}`` (the VAPID key, made once)
 - ``GET|POST|DELETE pmux/api/push/subscriptions``: the browsers (no keys) / keep a browser's
@@ -9,8 +9,10 @@ the server's ``base_url`` behind Jupyter's authentication (403 without):
 - ``POST pmux/api/push/answer``: Allow once / Deny from a notification (its single-use token)
 - ``GET pmux/api/notify``: channels (masked), browsers, their health, the remote answers
 - ``GET pmux/sw.js``: the service worker (a JupyterHandler: an APIHandler's CSP would
-  forbid it); its scope is ``{base_url}pmux/``, which is enough to show notifications and
-  reach any page of the origin (``clients.matchAll({includeUncontrolled: true})``).
+  forbid it), the one public route: a static script a browser must fetch without Jupyter's
+  XSRF header (``ServiceWorkerHandler`` says why); its scope is ``{base_url}pmux/``, its
+  own folder (no ``Service-Worker-Allowed`` needed), which is enough to show notifications
+  and reach any page of the origin (``clients.matchAll({includeUncontrolled: true})``).
 
 The notifier (``pmux_widget.notify``) does the work on its own thread; the routes reach it
 through ``ServerHub.run`` (our threads: files and SQLite never block the server's loop).
@@ -23,11 +25,11 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from jupyter_server.auth.decorator import authorized
+from jupyter_server.auth.decorator import allow_unauthenticated, authorized
 from jupyter_server.base.handlers import JupyterHandler
 from tornado import web
 
-from .handlers import AUTH_RESOURCE, _Base
+from .handlers import _Base
 from .service import Unavailable
 
 if TYPE_CHECKING:
@@ -186,6 +188,10 @@ class SubscriptionsHandler(_PushBase):
 class PresenceHandler(_PushBase):
     """``{"device", "sessions": [ids shown], "visible", "focused", "input_at"?: ms}`` → 204."""
 
+    # an open page reports every 30 s: not someone's activity (JupyterHub's idle culler
+    # reads the server's last activity, which every tracked API request moves)
+    _track_activity = False
+
     @web.authenticated
     @authorized
     async def post(self) -> None:
@@ -298,6 +304,8 @@ class NotifyHandler(_PushBase):
     """What the panel shows: ``notify.status.overview`` (channels masked, browsers, each one's
     last outcome, the settings) and the latest remote answers with their devices."""
 
+    _track_activity = False  # the panel reads it every minute, by itself
+
     @web.authenticated
     @authorized
     async def get(self) -> None:
@@ -320,12 +328,17 @@ class NotifyHandler(_PushBase):
 
 class ServiceWorkerHandler(JupyterHandler):
     """``{base_url}pmux/sw.js`` (a JupyterHandler: an APIHandler sends ``default-src
-    'none'``). Authenticated like the page that registers it (the login cookie)."""
+    'none'``), public like jupyter_server's own static files.
 
-    auth_resource = AUTH_RESOURCE
+    Why no login: a browser fetches a worker's script itself, with ``Sec-Fetch-Mode:
+    same-origin`` and ``Sec-Fetch-Dest: serviceworker``, and no way to add an ``_xsrf``
+    header. JupyterHub's single-user server (``HubOAuth._get_user_cookie``) accepts its login
+    cookie on a GET only for a navigation, a websocket or a same-origin ``no-cors`` fetch, so
+    it answers 302 to its OAuth page, and a worker's script behind a redirect is refused. The
+    script is static and holds no secret; every route it calls keeps Jupyter's auth (the
+    answer route its single-use token too)."""
 
-    @web.authenticated
-    @authorized
+    @allow_unauthenticated
     def get(self) -> None:
         script = _worker_script()
         self.set_header("Content-Type", "text/javascript; charset=utf-8")

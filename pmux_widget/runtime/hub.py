@@ -13,6 +13,7 @@ blocking cell; on its own thread it answers at once.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import os
@@ -44,6 +45,9 @@ from .store import Store
 __all__ = ["Hub", "Listener"]
 
 log = logging.getLogger(__name__)
+
+#: How often a running hub removes the runtime files of hubs that died without a stop.
+SWEEP_SECONDS = 60.0
 
 
 class Hub:
@@ -131,6 +135,7 @@ class Hub:
             thread.join(timeout)
         self._callback_queue.put(None)
         self._remove_runtime_file()
+        atexit.unregister(self._remove_runtime_file)
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -169,6 +174,11 @@ class Hub:
         self._server.add_sockets([sock])
         self._clean_stale_runtime_files()
         self._write_runtime_file()
+        # A process that exits without stopping us (SIGINT without a tty ends Jupyter's loop
+        # with KeyboardInterrupt, skipping its extensions' cleanup; sys.exit in a script)
+        # still runs atexit: the file goes then. Only SIGKILL leaves it, for the next sweep.
+        atexit.register(self._remove_runtime_file)
+        asyncio.get_running_loop().call_later(SWEEP_SECONDS, self._sweep_runtime_files)
         # A hook that read runtime/ just before our file appeared spools after this replay:
         # look again now and a few seconds later.
         self._replay_spool()
@@ -211,6 +221,19 @@ class Hub:
 
     def _clean_stale_runtime_files(self) -> None:
         clean_stale_hub_files(self.home, keep=self.runtime_file)
+
+    def _sweep_runtime_files(self) -> None:
+        """Every ``SWEEP_SECONDS``: a dead hub's file (SIGKILL, a crash) goes, so hooks and
+        doctor stop paying for it while this hub runs for days."""
+        if self._stopped_event.is_set():
+            return
+        try:
+            removed = clean_stale_hub_files(self.home, keep=self.runtime_file)
+        except OSError:
+            removed = []
+        if removed:
+            log.info("removed the runtime files of hubs that are gone: %s", removed)
+        self.loop.call_later(SWEEP_SECONDS, self._sweep_runtime_files)
 
     # ------------------------------------------------------------------ recovery
 

@@ -101,6 +101,15 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                 BASE,
             )
             assert scope == f"{origin}{BASE}pmux/"
+            # a plain `jupyter lab --ServerApp.base_url=/user/alice/`: the script is there
+            # without a login too, as a browser's worker fetch under JupyterHub needs it
+            script = requests.get(
+                served.url("pmux/sw.js"),
+                headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
+                allow_redirects=False,
+                timeout=15,
+            )
+            assert script.status_code == 200 and "notificationclick" in script.text
             registration = wait_until(
                 lambda: next(
                     (r for r in registrations if r["scopeURL"] == scope and not r["isDeleted"]),
