@@ -1085,7 +1085,13 @@ def test_records_of_the_previous_layout_load_and_round_trip():
     # the JSON is the contract's, byte for byte; the record adds only the new ``cause``
     # fields added since (host, permission mode, background tasks) come with their defaults
     # (and the JupyterLab terminal, which sits next to tmux)
-    added = {"terminal": None, "host": None, "permission_mode": None, "background_tasks": []}
+    added = {
+        "terminal": None,
+        "host": None,
+        "permission_mode": None,
+        "background_tasks": [],
+        "background": None,
+    }
     assert json.dumps(session.to_json()) == json.dumps(
         {k: added[k] if k in added else OLD_RECORD[k] for k in JSON_FIELDS}
     )

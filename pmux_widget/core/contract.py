@@ -34,6 +34,7 @@ __all__ = [
     "ActionMessage",
     "ActionName",
     "ActionResultMessage",
+    "BackgroundJSON",
     "Counts",
     "DismissMessage",
     "Env",
@@ -120,6 +121,13 @@ class BackgroundTaskJSON(TypedDict):
     status: str
 
 
+class BackgroundJSON(TypedDict):
+    """A background session of Claude Code's own (issue 26): its job id and name."""
+
+    job: str
+    name: str
+
+
 class SessionJSON(TypedDict):
     """DESIGN.md "Session JSON": ``Session.to_json()``, exactly its keys."""
 
@@ -149,6 +157,7 @@ class SessionJSON(TypedDict):
     host: str | None
     permission_mode: str | None
     background_tasks: list[BackgroundTaskJSON]
+    background: BackgroundJSON | None
 
 
 class Row(SessionJSON):
