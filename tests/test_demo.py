@@ -253,7 +253,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
         assert "Stopped; no demo process is left running." in demo.output()
         demo.assert_nothing_left()
 
-        # Five projects, four of them in panes of the demo's tmux server (their processes'
+        # Six projects, four of them in panes of the demo's tmux server (their processes'
         # own $TMUX_PANE), one outside tmux; the hooks came through the hook script.
         sessions = hub.call(lambda: list(hub.fleet.values()))
         assert {s.project for s in sessions} == {
@@ -262,12 +262,25 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
             "data-pipeline",
             "infra",
             "docs-site",
+            "nightly-audit",
         }
+        # the simulated background session (claude --bg): its PID file's job, no pane
+        audits = [s for s in sessions if s.project == "nightly-audit"]
+        assert {(s.background.job, s.background.name) for s in audits if s.background} == {
+            (s.session_id[:8], "audit-deps") for s in audits if s.background
+        }
+        assert any(s.background for s in audits), audits
+        assert all(s.tmux is None for s in audits if s.background)
         panes = {s.project: s.tracking.pane for s in sessions}
         assert panes.pop("data-pipeline") is None, panes
+        assert panes.pop("nightly-audit") is None, panes
         assert len(set(panes.values())) == 4, panes
         assert all(re.fullmatch(r"%\d+", str(pane)) for pane in panes.values()), panes
-        assert all(s.ended for s in sessions), "the demo ends its sessions when it stops"
+        # (a background session it stops is not running, and stays listed until its job is
+        # removed: the demo removes it, the hub's next poll ends it)
+        assert all(s.ended or (s.background and not s.running) for s in sessions), (
+            "the demo ends its sessions when it stops"
+        )
         assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
         assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"
 

@@ -785,6 +785,21 @@ def test_a_fleet_session_is_ended_only_when_its_json_says_true():
     assert not fleet.is_ended(old) and fleet.is_ended(publish_json(over, "far"))
 
 
+def test_a_background_session_travels_as_one_in_the_fleet():
+    """Claude Code's own background session (issue 26): its job and name reach the other
+    hosts' views, and their rows name no pane."""
+    from pmux_widget.core.model import Background
+    from pmux_widget.fleet.view import fleet_session
+
+    bg = Session(
+        "s1", state=State.NEEDS_INPUT, project="acme", background=Background("84ed038b", "late-a")
+    )
+    far = fleet_session(publish_json(bg, "far"), "far")
+    assert far.background == Background("84ed038b", "late-a") and far.tmux is None
+    assert far.name == "acme (background: late-a)"
+    assert fleet_session(publish_json(Session("s2"), "far"), "far").background is None
+
+
 def test_keys_are_single_tokens():
     assert fleet.host_name("dev-1.example.com") == "dev-1-example-com"
     assert session_key("a", "0b9c-11") == "a.0b9c-11"

@@ -46,6 +46,12 @@ export interface BackgroundTask {
   status: string;
 }
 
+/** A background session of Claude Code's own (issue 26): its job id and name. */
+export interface Background {
+  job: string;
+  name: string;
+}
+
 /** DESIGN.md "Session JSON": `Session.to_json()`, exactly its keys. */
 export interface SessionJSON {
   session_id: string;
@@ -74,6 +80,7 @@ export interface SessionJSON {
   host: string | null;
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
+  background: Background | null;
 }
 
 /** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). Two long texts the view never shows are null in a row: `transcript_path`, and `last_assistant` except when it is the `answer` (P9). */
@@ -104,6 +111,7 @@ export interface Row {
   host: string | null;
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
+  background: Background | null;
   ended: boolean;
   waiting_for: string | null;
   error_detail: string | null;
@@ -287,6 +295,9 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "recovery:process-gone": "exited while the hub was down",
   "recovery:transcript": "finished while the hub was down",
   "recovery:interrupt": "interrupted while the hub was down",
+  "background:stopped": "stopped",
+  "background:removed": "removed (claude rm)",
+  "pid:spare": "a spare worker, not a session",
   "wait:background-agent": "waiting for a background agent"
 };
 

@@ -6,6 +6,7 @@ import { toolText } from "./format";
 import { emptyCounts, isState } from "./states";
 import { appendTransition, type Transition } from "./timeline";
 import type {
+  Background,
   BackgroundTask,
   Counts,
   Host,
@@ -243,6 +244,10 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
             !!b && typeof b === "object" && typeof (b as BackgroundTask).type === "string",
         )
       : [],
+    background:
+      r.background && typeof r.background === "object" && typeof (r.background as Background).job === "string"
+        ? { job: (r.background as Background).job, name: str((r.background as Background).name) ?? "" }
+        : null,
     ended: r.ended === true,
     waiting_for: waitingFor,
     error_detail: str(r.error_detail),

@@ -34,6 +34,7 @@ __all__ = [
     "ActionMessage",
     "ActionName",
     "ActionResultMessage",
+    "BackgroundJSON",
     "Counts",
     "DismissMessage",
     "Env",
@@ -120,6 +121,13 @@ class BackgroundTaskJSON(TypedDict):
     status: str
 
 
+class BackgroundJSON(TypedDict):
+    """A background session of Claude Code's own (issue 26): its job id and name."""
+
+    job: str
+    name: str
+
+
 class SessionJSON(TypedDict):
     """DESIGN.md "Session JSON": ``Session.to_json()``, exactly its keys."""
 
@@ -149,6 +157,7 @@ class SessionJSON(TypedDict):
     host: str | None
     permission_mode: str | None
     background_tasks: list[BackgroundTaskJSON]
+    background: BackgroundJSON | None
 
 
 class Row(SessionJSON):
@@ -421,6 +430,9 @@ SOURCE_LABELS: Mapping[str, str] = {
     "recovery:process-gone": "exited while the hub was down",
     "recovery:transcript": "finished while the hub was down",
     "recovery:interrupt": "interrupted while the hub was down",
+    "background:stopped": "stopped",
+    "background:removed": "removed (claude rm)",
+    "pid:spare": "a spare worker, not a session",
     # Not sent yet: the tracker does not tell a turn that waits for a background agent apart.
     "wait:background-agent": "waiting for a background agent",
 }

@@ -19,6 +19,7 @@ from pmux_widget.core.contract import (
     ActionMessage,
     ActionName,
     ActionResultMessage,
+    BackgroundJSON,
     BackgroundTaskJSON,
     Counts,
     DismissMessage,
@@ -51,6 +52,7 @@ from pmux_widget.core.contract import (
     row,
 )
 from pmux_widget.core.model import (
+    Background,
     Session,
     State,
     TerminalLocation,
@@ -78,6 +80,7 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("TmuxLocation", TmuxJSON),
     ("TerminalLocation", TerminalJSON),
     ("BackgroundTask", BackgroundTaskJSON),
+    ("Background", BackgroundJSON),
     ("SessionJSON", SessionJSON),
     ("Row", Row),
     ("Host", HostJSON),
@@ -238,6 +241,8 @@ def sample() -> dict[str, Any]:
             workspace=f"p{i % 3}",
             tmux=TmuxLocation("work", str(i), f"%{i}") if i % 2 else None,
             terminal=TerminalLocation(str(i)) if i % 4 == 2 else None,
+            # a background session is in no pane and no terminal
+            background=Background(f"job{i:02d}", f"bg-{i}") if i % 12 == 4 else None,
             tokens=Tokens(input=i, output=2 * i),
             source="hook:Stop",
             tracking=Tracking(ended=ended),

@@ -55,6 +55,7 @@ __all__ = [
     "SNIPPET_LIMIT",
     "TRANSCRIPT_ENDINGS",
     "ActionName",
+    "Background",
     "BackgroundTask",
     "Cause",
     "Change",
@@ -190,6 +191,26 @@ class BackgroundTask:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Background:
+    """A session Claude Code runs in the background (``claude --bg``, ``/background``): its
+    worker's PID file says ``kind: "bg"`` with its job id (what ``claude attach|stop|rm`` take)
+    and the name the agent view shows."""
+
+    job: str
+    name: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"job": self.job, "name": self.name}
+
+    @classmethod
+    def from_json(cls, data: object) -> Background | None:
+        if not isinstance(data, Mapping) or not data.get("job"):
+            return None
+        name = data.get("name")
+        return cls(job=str(data["job"]), name=name if isinstance(name, str) else "")
+
+
 #: The keys of the session JSON, in the contract's order.
 JSON_FIELDS = (
     "session_id",
@@ -218,6 +239,7 @@ JSON_FIELDS = (
     "host",
     "permission_mode",
     "background_tasks",
+    "background",
 )
 
 
@@ -260,6 +282,8 @@ class Session:
     permission_mode: str | None = None
     #: tasks its last turn left running (background agents, shells)
     background_tasks: tuple[BackgroundTask, ...] = ()
+    #: a background session of Claude Code's own (its job and name); None: not one
+    background: Background | None = None
     tracking: Tracking = field(default_factory=Tracking)
 
     @property
@@ -288,9 +312,12 @@ class Session:
 
     @property
     def name(self) -> str:
-        """A short human name: the project, plus the tmux window.pane when known."""
+        """A short human name: the project, plus where it runs: the tmux window.pane, the
+        JupyterLab terminal, or "background" and its name (Claude Code's background session)."""
         base = self.project or (self.cwd.rstrip("/").rsplit("/", 1)[-1] if self.cwd else None)
         base = base or self.session_id[:8]
+        if self.background:
+            return f"{base} (background: {self.background.name or self.background.job})"
         if self.tmux:
             return f"{base} ({self.tmux.session}:{self.tmux.window}.{self.tmux.pane})"
         if self.terminal:
@@ -361,6 +388,7 @@ class Session:
             "host": self.host,
             "permission_mode": self.permission_mode,
             "background_tasks": [task.to_json() for task in self.background_tasks],
+            "background": self.background.to_json() if self.background else None,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -379,6 +407,7 @@ class Session:
         known["ports"] = tuple(int(p) for p in known.get("ports") or ())
         tasks = (BackgroundTask.from_json(task) for task in known.get("background_tasks") or ())
         known["background_tasks"] = tuple(task for task in tasks if task is not None)
+        known["background"] = Background.from_json(known.get("background"))
         return cls(**known, tracking=Tracking.from_record(record))
 
 
@@ -411,6 +440,7 @@ class SessionChanges(TypedDict, total=False):
     host: str | None
     permission_mode: str | None
     background_tasks: tuple[BackgroundTask, ...]
+    background: Background | None
     tracking: Tracking
 
 

@@ -48,6 +48,7 @@ import psutil
 from .dirs import ENV_DIR, DemoDirs, default_demo_dir
 from .driver import Fleet, RealFleet, ScriptedFleet
 from .lab import JupyterLab
+from .scripted_fleet import PERSONAS
 
 __all__ = ["DemoDirs", "JupyterLab", "default_demo_dir", "main"]
 
@@ -79,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="real Claude Code CLIs in tmux against the scripted model (falls back to the "
         "scripted fleet when the CLI cannot be installed)",
     )
-    parser.add_argument("--sessions", type=int, default=5, help="how many sessions (1-5)")
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=len(PERSONAS),
+        help=f"how many sessions (1-{len(PERSONAS)}; --real: 1-5)",
+    )
     parser.add_argument(
         "--history",
         type=float,

@@ -63,6 +63,9 @@ class Persona:
     model: str
     script: Script
     about: str
+    #: a background session of Claude Code's own (``claude --bg --name <this>``): its PID
+    #: file and job folder as the daemon's worker writes them; None: an interactive CLI
+    background: str | None = None
 
 
 PERSONAS: tuple[Persona, ...] = (
@@ -76,6 +79,8 @@ PERSONAS: tuple[Persona, ...] = (
             "auto-compaction, then an Esc interrupt"),
     Persona("docs-site", "%4", "claude-sonnet-4-5-20250929", script_lifecycle,
             "an Esc, exit + restart, /clear"),
+    Persona("nightly-audit", "%5", "claude-sonnet-4-5-20250929", script_tests,
+            "a background session (claude --bg): asks, then finishes", background="audit-deps"),
 )  # fmt: skip
 
 
@@ -147,7 +152,9 @@ class ScriptedFleet:
         lines = []
         for persona in self.personas:
             pane = self.panes.pane_ids.get(persona.project) if self.panes else persona.pane
-            if self.panes is not None:
+            if persona.background:
+                where = f"background {persona.background}"  # its terminal is no pane of it
+            elif self.panes is not None:
                 where = f"tmux pane {pane}" if pane else "no tmux"
             else:
                 where = f"fake pane {pane}" if pane else "no tmux"
@@ -176,6 +183,8 @@ class ScriptedFleet:
         for index, persona in enumerate(self.personas):
             rng = random.Random(master.getrandbits(64))
             pane = pane_ids.get(persona.project) if self.panes is not None else persona.pane
+            if persona.background:
+                pane = None  # a background worker's hooks name no pane of its own
             session = SimSession(
                 self.hooks,
                 self.claude_dir,
@@ -348,6 +357,7 @@ class PaneFleet:
                         "script": persona.script.__name__,
                         "speed": fleet.speed,
                         "go_file": str(self.dir / f"{persona.project}.go.json"),
+                        "background": persona.background,
                     }
                 )
             )

@@ -34,6 +34,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import sys
 import termios
@@ -71,7 +72,7 @@ class LiveSession(SimSession):
 
     def __init__(
         self, hooks: InstalledHooks, claude_dir: Path, cwd: Path, model: str, rng: random.Random,
-        context: int,
+        context: int, background: str | None = None,
     ) -> None:  # fmt: skip
         # pane None: its own $TMUX_PANE reaches the hooks through the environment
         super().__init__(hooks, claude_dir, cwd, None, model, rng, context)
@@ -86,6 +87,8 @@ class LiveSession(SimSession):
         self.dialog: tuple[str, str, dict[str, Any]] | None = None
         self.turn_open = False
         self.compacting = False
+        #: ``claude --bg --name <this>``: a background worker's PID file and job folder
+        self.background = background
 
     # ------------------------------------------------------------------ PID file
 
@@ -104,6 +107,7 @@ class LiveSession(SimSession):
             "entrypoint": "cli",
             "name": f"{Path(self.cwd).name}-{self.session_id[:2]}",
             "nameSource": "derived",
+            **(self._background_fields() if self.background else {}),
             "status": self.status,
             "updatedAt": now,
             "statusUpdatedAt": now,
@@ -114,6 +118,25 @@ class LiveSession(SimSession):
         tmp = self.pid_file.with_name(f".{self.pid}.json.tmp")
         tmp.write_text(json.dumps(record, separators=(",", ":")))
         os.replace(tmp, self.pid_file)
+
+    def _background_fields(self) -> dict[str, Any]:
+        """A background worker's PID-file fields (2.1.332's: ``kind: bg``, its job id, the
+        ``--name``), and its job folder (``jobs/<job>/state.json``), which tells a worker
+        that runs a job from a pre-warmed spare."""
+        job = self.session_id[:8]
+        state = self.claude_dir / "jobs" / job / "state.json"
+        if not state.exists():
+            state.parent.mkdir(parents=True, exist_ok=True)
+            data = {"state": "working", "name": self.background, "sessionId": self.session_id,
+                    "cwd": self.cwd, "template": "bg"}  # fmt: skip
+            state.write_text(json.dumps(data, indent=2))
+        return {"kind": "bg", "jobId": job, "name": self.background, "nameSource": "user"}
+
+    def remove_job(self) -> None:
+        """A background session's job folder, as ``claude rm`` removes it (the demo is over):
+        stopped, it would stay listed."""
+        if self.background and self.session_id:
+            shutil.rmtree(self.claude_dir / "jobs" / self.session_id[:8], ignore_errors=True)
 
     def remove_pid_file(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -256,6 +279,7 @@ class SimClaude:
             model=config["model"],
             rng=self.rng,
             context=int(config.get("context", 30_000)),
+            background=config.get("background"),
         )
         self.script = SCRIPTS[config["script"]]
         self.speed = float(config.get("speed", 1.0))
@@ -294,6 +318,7 @@ class SimClaude:
                 self._close_all()
                 self.session.end("other")
             self.session.remove_pid_file()
+            self.session.remove_job()
             if self._saved_tty is not None:
                 with contextlib.suppress(termios.error, OSError):
                     termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved_tty)

@@ -19,6 +19,9 @@
   our hooks installed into the env's ``settings.json`` (with ``hooks=False``: no hooks at all),
   ``PMUX_WIDGET_HOME`` passed to the CLI, a real :class:`Hub` with its sources watching the
   env's config dir, and one CLI started whose session the hub already knows.
+* ``make_bg`` (module-scoped): Claude Code's own background sessions (``claude --bg``, the
+  agent view) in a sealed env, through :class:`~pmux_widget.demo.claude_bg.BgClaude`; every
+  daemon process ended by pid at the module's end.
 * ``timings``: latencies a test measured; printed at the end of the run and merged into
   ``test-output/real_claude_timings.json``.
 
@@ -40,6 +43,7 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks as pmux_hooks
+from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import (
     CLI_VERSIONS,
@@ -262,3 +266,51 @@ def make_tracked(
 def tracked_claude(make_tracked: Callable[..., Tracked]) -> Tracked:
     """One CLI with our hooks installed, a hub watching it (see :class:`Tracked`)."""
     return make_tracked(hooks=True)
+
+
+# --------------------------------------------------------------------------- background sessions
+#
+# Claude Code's own background sessions (``claude --bg``, the agent view): a daemon outside any
+# temp dir runs them, so the harness (pmux_widget.demo.claude_bg) ends every process of the env
+# by pid. Starting a daemon costs seconds: a module shares one model and its envs.
+
+
+@pytest.fixture(scope="module")
+def bg_model() -> Iterator[ScriptedModel]:
+    """A scripted model for one module's background sessions."""
+    model = ScriptedModel()
+    model.start()
+    yield model
+    model.stop()
+
+
+@pytest.fixture(scope="module")
+def make_bg(
+    claude_cli: Path,
+    cli_version: str,
+    bg_model: ScriptedModel,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., BgClaude]]:
+    """``make_bg(pmux_home=None)``: a :class:`BgClaude` in a fresh sealed env of
+    ``cli_version`` (manual permission mode, every hook recorded; with ``pmux_home``, our hooks
+    installed too and ``PMUX_WIDGET_HOME`` set). Every daemon, pty host, worker, spare and view
+    it started is ended by pid at the end of the module, and none may outlive that."""
+    made: list[BgClaude] = []
+
+    def make(pmux_home: PmuxHome | None = None) -> BgClaude:
+        root = tmp_path_factory.mktemp(f"bg-{cli_version}")
+        extra = {"PMUX_WIDGET_HOME": str(pmux_home.root)} if pmux_home else {}
+        env = ClaudeEnv(
+            bg_model.base_url, root=root / "claude", extra_env=extra, version=cli_version
+        )
+        if pmux_home is not None:
+            pmux_hooks.install(env.settings_file, pmux_home)
+        env.add_recorder_hooks()
+        bg = BgClaude(env, claude_cli)
+        made.append(bg)
+        return bg
+
+    yield make
+    for bg in made:
+        bg.close()
+    assert [p.pid for bg in made for p in bg.processes()] == [], "background processes left"
