@@ -7,6 +7,9 @@
 // JupyterLab rewrites document.title whenever the current tab changes. A MutationObserver on
 // <head> notices a title we did not write, takes it as the new base, and re-applies the prefix.
 
+import { titlePrefix } from "./states";
+
+/** The prefix as titlePrefix writes it ("(N) "), to strip it from a title. */
 const PREFIX = /^\(\d+\) /;
 /** Re-applies of the prefix after someone else rewrote the title, per task at most. */
 const MAX_REAPPLY = 3;
@@ -70,7 +73,7 @@ export class TitleManager {
         // First prefix, or the page changed the title since our last write: that is the base.
         this.base = current.replace(PREFIX, "");
       }
-      const desired = `(${n}) ${this.base ?? ""}`;
+      const desired = titlePrefix(n) + (this.base ?? "");
       this.written = desired;
       if (current !== desired) this.doc.title = desired;
       this.observe();
