@@ -8,9 +8,12 @@
 // <head> notices a title we did not write, takes it as the new base, and re-applies the prefix.
 
 import { titlePrefix } from "./states";
+import { NEED_YOU_WORDS } from "./types";
 
-/** The prefix as titlePrefix writes it ("(N) "), to strip it from a title. */
-const PREFIX = /^\(\d+\) /;
+/** The prefix as titlePrefix writes it ("(N) ", the contract's words), to strip it again. */
+const PREFIX = new RegExp(
+  "^" + NEED_YOU_WORDS.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\\{n\\}", "\\d+"),
+);
 /** Re-applies of the prefix after someone else rewrote the title, per task at most. */
 const MAX_REAPPLY = 3;
 
