@@ -234,8 +234,8 @@ def notification_text(session: Session) -> tuple[str, str]:
 # ``attention``). The status bar, Notebook 7's top bar, the bell, the tab title, the panel's
 # "Needs you" section and ``status`` say it in these words; the browser gets them through
 # js/src/contract.gen.ts, and tests/test_contract.py with js/tests/wording.test.ts check that
-# both sides say the same. (A "1 session needs you" bar over a "Needs you" section holding one
-# row while another waited for review below it was issue 30.)
+# both sides say the same. (A status bar saying "2 need you" over a "Needs you" section of one
+# row, the review row sitting below it, was issue 30.)
 
 #: The states a session needs you in (the ones the attention count counts), most urgent first.
 NEED_YOU_STATES: tuple[State, ...] = tuple(s for s in PRIORITY if s in ATTENTION_STATES)
