@@ -67,6 +67,7 @@ def _ago(ms: int, now: int) -> str:
 
 def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bool = False) -> str:
     """Every host's sessions: the fleet's counts, then per host a line and its table."""
+    from pmux_widget.core.wording import need_you
     from pmux_widget.table import format_table, terminal_width
 
     now = now_ms() if now is None else now
@@ -78,7 +79,7 @@ def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bo
         by_host.setdefault(str(session.get("host") or "?"), []).append(session)
     online = sum(1 for h in hosts.values() if h.get("online"))
     lines = [
-        f"fleet: {len(by_host)} hosts ({online} online) · {counts.get('attention', 0)} need you"
+        f"fleet: {len(by_host)} hosts ({online} online) · {need_you(counts.get('attention', 0))}"
         f" · {counts.get('busy', 0)} busy · {counts.get('idle', 0)} idle"
     ]
     for host in sorted(by_host):

@@ -22,7 +22,7 @@ from typing import Any
 
 from pmux_widget.core.contract import describe_source
 from pmux_widget.core.model import Session
-from pmux_widget.core.wording import context_window, lines
+from pmux_widget.core.wording import context_window, lines, need_you
 from pmux_widget.system.clock import now_ms
 
 __all__ = [
@@ -137,7 +137,7 @@ def format_table(
     sessions = [_session(s) for s in snapshot.get("sessions", [])]
     counts = snapshot.get("counts", {})
     header = (
-        f"{counts.get('attention', 0)} need you · {counts.get('needs-input', 0)} needs-input · "
+        f"{need_you(counts.get('attention', 0))} · {counts.get('needs-input', 0)} needs-input · "
         f"{counts.get('review', 0)} review · {counts.get('busy', 0)} busy · "
         f"{counts.get('unknown', 0)} unknown · {counts.get('idle', 0)} idle"
     )

@@ -115,6 +115,34 @@ def test_count_keys_are_what_count_states_returns():
     assert tuple(count_states([])) == c.COUNT_KEYS
 
 
+def test_need_you_has_one_meaning_and_one_wording():
+    """Issue 30: the count said "2 need you" while the panel's "Needs you" section held one
+    row. What the count counts (``attention``) is what ``needs_you`` picks, in the states the
+    section and the bell list, and every place says it with the same words."""
+    assert set(w.NEED_YOU_STATES) == {State.NEEDS_INPUT, State.REVIEW}
+    assert w.NEED_YOU_STATES[0] is State.NEEDS_INPUT  # the most urgent first, as the section
+    sessions = [
+        Session(session_id=f"{state.value}-{n}", state=state, tracking=Tracking(ended=ended))
+        for state in State
+        for ended in (False, True)
+        for n in range(3)
+    ]
+    assert sum(map(w.needs_you, sessions)) == c.counts(sessions)["attention"] == 6
+    assert not any(w.needs_you(s) for s in sessions if s.ended)
+    assert [w.need_you(n) for n in (0, 1, 2)] == ["0 need you", "1 need you", "2 need you"]
+    assert [w.need_you_sentence(n) for n in (0, 1, 3)] == [
+        "Nothing needs you",
+        "1 session needs you",
+        "3 sessions need you",
+    ]
+    assert (w.title_prefix(0), w.title_prefix(4)) == ("", "(4) ")
+    assert w.NEEDS_YOU == w.NEED_YOU_WORDS["section"] == "Needs you"
+    # the browser's copy is generated from these (test_committed_typescript_... checks it)
+    generated = ts.typescript()
+    assert '"count": "{n} need you"' in generated
+    assert 'NEED_YOU_STATES: readonly State[] = ["needs-input", "review"]' in generated
+
+
 def test_session_json_is_the_models():
     assert tuple(get_type_hints(c.SessionJSON)) == JSON_FIELDS
     session = Session(session_id="x", tmux=TmuxLocation("work", "1", "%3", "title"), ports=(3000,))

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.core.contract import describe_source
+from pmux_widget.core.contract import counts, describe_source
 from pmux_widget.core.model import Session, State, TmuxLocation, Tokens
 from pmux_widget.core.tracking import Tracking
-from pmux_widget.core.wording import lines
+from pmux_widget.core.wording import lines, need_you, needs_you
 from pmux_widget.table import format_table, redraw
 
 from .helpers import wait_until
@@ -190,6 +190,22 @@ def test_lines_are_the_rows_words() -> None:
     assert lines(failed).primary is None and lines(failed).error == "rate_limit"
     detailed = failed.replace(tracking=Tracking(error_detail="429 Too Many Requests"))
     assert lines(detailed).error == "rate_limit: 429 Too Many Requests"
+
+
+def test_the_first_line_counts_what_needs_you_in_the_panels_words() -> None:
+    """One meaning of "need you" (issue 30): the first line's count is the sessions in
+    needs-input or review, in the words of the status bar and Notebook 7's top bar."""
+    sessions = _fleet()
+    table = format_table({"sessions": sessions, "counts": counts(sessions)}, NOW, width=120)
+    waiting = sum(map(needs_you, sessions))
+    assert waiting == 3
+    assert table.splitlines()[0] == (
+        f"{need_you(waiting)} · 1 needs-input · 2 review · 2 busy · 0 unknown · 1 idle"
+    )
+    assert table.startswith("3 need you · ")
+    # the rows it counts are the table's needs-input and review rows
+    states = [line.split()[0] for line in table.splitlines()[2:] if line and line[0] != " "]
+    assert sum(state in ("needs-input", "review") for state in states) == waiting
 
 
 def test_empty() -> None:

@@ -11,6 +11,19 @@ export const STATES: readonly State[] = ["idle", "busy", "needs-input", "review"
 
 export const COUNT_KEYS: readonly (keyof Counts)[] = ["idle", "busy", "needs-input", "review", "unknown", "attention"];
 
+/** "Need you", one meaning everywhere: the states counted (`attention`), most urgent
+ * first, and the words of the count, the sentence, the section and the tab title
+ * (`{n}`: the count; core/wording.py). */
+export const NEED_YOU_STATES: readonly State[] = ["needs-input", "review"];
+export const NEED_YOU_WORDS = {
+  "section": "Needs you",
+  "count": "{n} need you",
+  "none": "Nothing needs you",
+  "one": "1 session needs you",
+  "many": "{n} sessions need you",
+  "title": "({n}) "
+} as const;
+
 export interface Counts {
   idle: number;
   busy: number;

@@ -7,7 +7,13 @@
 // JupyterLab rewrites document.title whenever the current tab changes. A MutationObserver on
 // <head> notices a title we did not write, takes it as the new base, and re-applies the prefix.
 
-const PREFIX = /^\(\d+\) /;
+import { titlePrefix } from "./states";
+import { NEED_YOU_WORDS } from "./types";
+
+/** The prefix as titlePrefix writes it ("(N) ", the contract's words), to strip it again. */
+const PREFIX = new RegExp(
+  "^" + NEED_YOU_WORDS.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\\{n\\}", "\\d+"),
+);
 /** Re-applies of the prefix after someone else rewrote the title, per task at most. */
 const MAX_REAPPLY = 3;
 
@@ -70,7 +76,7 @@ export class TitleManager {
         // First prefix, or the page changed the title since our last write: that is the base.
         this.base = current.replace(PREFIX, "");
       }
-      const desired = `(${n}) ${this.base ?? ""}`;
+      const desired = titlePrefix(n) + (this.base ?? "");
       this.written = desired;
       if (current !== desired) this.doc.title = desired;
       this.observe();

@@ -7,6 +7,10 @@ type Sample = {
   counts: Counts;
   sources: Record<string, string>;
   windows: Record<string, number>;
+  /** n → [count, sentence, tab title prefix], as Python words them */
+  need_you: Record<string, [string, string, string]>;
+  /** the rows the count counts and the Needs you section lists */
+  needs_you_ids: string[];
 };
 export const SAMPLE: Sample = {
   rows: [
@@ -52,4 +56,6 @@ export const SAMPLE: Sample = {
     "Sonnet 4.5 (1M context)": 1000000,
     "claude-opus-4-1": 200000
   },
+  need_you: {"0": ["0 need you", "Nothing needs you", ""], "1": ["1 need you", "1 session needs you", "(1) "], "2": ["2 need you", "2 sessions need you", "(2) "], "12": ["12 need you", "12 sessions need you", "(12) "]},
+  needs_you_ids: ["s03", "s04", "s05", "s06", "s07", "s08", "s09"],
 };

@@ -72,11 +72,13 @@ describe("the host level", () => {
   });
 
   it("groups by host first, then by workspace inside each host (headers for 2+ only)", async () => {
-    const { root } = await show(fleet(), { alpha: on(), bravo: on() });
-    // bravo holds a review (more urgent than alpha's busy): first
+    const rows = [...fleet().slice(0, 4), makeRow({ session_id: "b2", host: "bravo", workspace: "api", state: "idle" })];
+    const { root } = await show(rows, { alpha: on(), bravo: on() });
+    // bravo holds a review (more urgent than alpha's busy): first, its review pinned in its
+    // own Needs you block
     expect(hostNames(root)).toEqual(["bravo", "alpha"]);
     expect(groupsIn(root, "alpha")).toEqual(["api", "web"]);
-    expect(groupsIn(root, "bravo")).toEqual(["api", "ops"]);
+    expect(groupsIn(root, "bravo")).toEqual(["Needs you", "api"]);
     expect(rowIds(root)).toEqual(["b1", "b2", "a2", "a1", "a3"]);
     // the same workspace name on two hosts is two groups
     expect(root.querySelectorAll('.pmux-group[data-workspace="api"]').length).toBe(2);
@@ -88,7 +90,7 @@ describe("the host level", () => {
     expect(q(section(root, "alpha"), ".pmux-host-name").textContent).toBe("alpha");
     expect(q(section(root, "alpha"), ".pmux-host-summary").textContent).toBe("3 sessions");
     expect(visible(q(section(root, "alpha"), ".pmux-host-status"))).toBe(false);
-    expect(q(section(root, "bravo"), ".pmux-rows").getAttribute("aria-label")).toBe("bravo: Sessions: api");
+    expect(q(section(root, "bravo"), ".pmux-rows").getAttribute("aria-label")).toBe("bravo: Sessions that need you");
   });
 
   it("gives each host the dot of its most urgent live session, and re-sorts hosts by it", async () => {
@@ -116,7 +118,7 @@ describe("the host level", () => {
     select.dispatchEvent(new Event("change"));
     expect(hostNames(root)).toEqual(["bravo", "alpha"]);
     expect(groupsIn(root, "alpha")).toEqual(["Working", "Idle"]);
-    expect(groupsIn(root, "bravo")).toEqual(["Done", "Idle"]);
+    expect(groupsIn(root, "bravo")).toEqual(["Needs you", "Idle"]);
     expect(rowIds(root)).toEqual(["b1", "b2", "a2", "a1", "a3"]);
   });
 

@@ -240,10 +240,15 @@ describe("groups and sorting", () => {
     makeRow({ session_id: "d2", workspace: "delta", name: "w2", state: "idle" }),
   ];
 
-  it("orders groups by their dot, then name; rows by priority, then name", async () => {
+  const groupNames = (root: HTMLElement) =>
+    [...root.querySelectorAll<HTMLElement>(".pmux-group")].map((g) => g.dataset.group);
+  const idsIn = (group: HTMLElement) => [...group.querySelectorAll<HTMLElement>(".pmux-row")].map((n) => n.dataset.sessionId);
+  const summaryOf = (root: HTMLElement, group: string) =>
+    q(root, `.pmux-group[data-group="${group}"] .pmux-group-summary`).textContent;
+
+  it("pins what needs you on top, orders workspaces by their dot, then name; rows by priority, then name", async () => {
     const { root } = await show(fleet());
-    const groups = [...root.querySelectorAll<HTMLElement>(".pmux-group")].map((g) => g.dataset.workspace);
-    expect(groups).toEqual(["bravo", "alpha", "charlie", "delta"]);
+    expect(groupNames(root)).toEqual(["Needs you", "alpha", "charlie", "delta"]);
     expect(rowIds(root)).toEqual(["b1", "a2", "a3", "a1", "c1", "d2", "d1"]);
   });
 
@@ -251,12 +256,15 @@ describe("groups and sorting", () => {
     const { root } = await show(fleet());
     const head = (ws: string) => q(root, `.pmux-group[data-workspace="${ws}"] .pmux-group-head`);
     expect(visible(head("alpha"))).toBe(true);
-    expect(visible(head("bravo"))).toBe(false);
-    expect(q(root, '.pmux-group[data-workspace="alpha"] .pmux-group-summary').textContent).toBe("3 sessions");
+    expect(visible(head("charlie"))).toBe(false);
+    expect(summaryOf(root, "alpha")).toBe("3 sessions");
+    // the Needs you block is headed with one row too: it says what the bell counts
+    expect(visible(q(root, '.pmux-group[data-group="Needs you"] .pmux-group-head'))).toBe(true);
+    expect(summaryOf(root, "Needs you")).toBe("1 session");
   });
 
-  it("pins needs-input rows in a Needs you block on top, longest-waiting first", async () => {
-    const { root } = await show([
+  it("pins every row the count counts in a Needs you block on top: needs-input, then review, each longest-waiting first", async () => {
+    const { fake, root } = await show([
       ...fleet(),
       makeRow({ session_id: "n1", workspace: "alpha", name: "new", state: "needs-input", state_since: T0 - 1000 }),
       makeRow({ session_id: "n2", workspace: "delta", name: "old", state: "needs-input", state_since: T0 - 9000 }),
@@ -264,49 +272,61 @@ describe("groups and sorting", () => {
     const first = root.querySelector<HTMLElement>(".pmux-group")!;
     expect(first.dataset.group).toBe("Needs you");
     expect(visible(q(first, ".pmux-group-head"))).toBe(true);
-    expect(rowIds(root).slice(0, 2)).toEqual(["n2", "n1"]);
+    expect(idsIn(first)).toEqual(["n2", "n1", "b1"]);
+    // one meaning of "need you": the section holds as many as the bell counts (issue 30)
+    expect(q(root, ".pmux-bell-count").textContent).toBe("3");
+    expect(summaryOf(root, "Needs you")).toBe("3 sessions");
+    // a review leaves the block when it is seen, a row that finishes its turn joins it
+    patch(fake, 2, [
+      makeRow({ session_id: "b1", workspace: "bravo", name: "one", state: "idle" }),
+      makeRow({ session_id: "a2", workspace: "alpha", name: "beta", state: "review", state_since: T0 }),
+    ]);
+    expect(idsIn(first)).toEqual(["n2", "n1", "a2"]);
+    expect(q(root, ".pmux-bell-count").textContent).toBe("3");
+    expect(summaryOf(root, "Needs you")).toBe("3 sessions");
   });
 
   it("groups by state when switched, and remembers the choice", async () => {
     localStorage.removeItem("pmux-widget.grouping");
-    const { root } = await show(fleet());
-    const select = q<HTMLSelectElement>(root, ".pmux-grouping select");
-    expect(select.value).toBe("workspace");
-    select.value = "state";
-    select.dispatchEvent(new Event("change"));
-    const groups = [...root.querySelectorAll<HTMLElement>(".pmux-group")].map((g) => g.dataset.group);
-    expect(groups).toEqual(["Done", "Working", "Idle"]);
-    expect(rowIds(root)).toEqual(["b1", "a2", "c1", "a3", "d2", "d1", "a1"]);
-    expect(localStorage.getItem("pmux-widget.grouping")).toBe("state");
-    await mounted!.destroy();
-    mounted = null;
-    const again = await show(fleet());
-    expect(q<HTMLSelectElement>(again.root, ".pmux-grouping select").value).toBe("state");
-    localStorage.removeItem("pmux-widget.grouping");
+    try {
+      const { root } = await show(fleet());
+      const select = q<HTMLSelectElement>(root, ".pmux-grouping select");
+      expect(select.value).toBe("workspace");
+      select.value = "state";
+      select.dispatchEvent(new Event("change"));
+      // review is in Needs you here too: the groups are what needs you, what works, the rest
+      expect(groupNames(root)).toEqual(["Needs you", "Working", "Idle"]);
+      expect(rowIds(root)).toEqual(["b1", "a2", "c1", "a3", "d2", "d1", "a1"]);
+      expect(localStorage.getItem("pmux-widget.grouping")).toBe("state");
+      await mounted!.destroy();
+      mounted = null;
+      const again = await show(fleet());
+      expect(q<HTMLSelectElement>(again.root, ".pmux-grouping select").value).toBe("state");
+    } finally {
+      localStorage.removeItem("pmux-widget.grouping");
+    }
   });
 
-  it("workspace dot is the most urgent state: needs-input > review > busy > unknown > idle", async () => {
+  it("workspace dot is the most urgent state of the rows it holds", async () => {
     const { fake, root } = await show(fleet());
     const dot = () => q(q(root, '.pmux-group[data-workspace="alpha"]'), ".pmux-group-head .pmux-dot").className;
-    const summary = () => q(root, '.pmux-group[data-workspace="alpha"] .pmux-group-summary').textContent;
     expect(dot()).toBe("pmux-dot pmux-dot--busy pmux-dot--static");
-    expect(summary()).toBe("3 sessions");
+    expect(summaryOf(root, "alpha")).toBe("3 sessions");
+    // a row that finishes its turn leaves its workspace for the Needs you block
     patch(fake, 2, [makeRow({ session_id: "a1", workspace: "alpha", name: "zeta", state: "review" })]);
-    expect(dot()).toBe("pmux-dot pmux-dot--review pmux-dot--static");
-    // alpha (review, then name) now comes before bravo (review)
-    expect(root.querySelector<HTMLElement>(".pmux-group")!.dataset.workspace).toBe("alpha");
+    expect(rowEl(root, "a1").closest<HTMLElement>(".pmux-group")!.dataset.group).toBe("Needs you");
+    expect(summaryOf(root, "alpha")).toBe("2 sessions");
+    expect(summaryOf(root, "Needs you")).toBe("2 sessions");
+    expect(dot()).toBe("pmux-dot pmux-dot--busy pmux-dot--static");
+    patch(fake, 3, [makeRow({ session_id: "a2", workspace: "alpha", name: "beta", state: "unknown" })]);
+    expect(dot()).toBe("pmux-dot pmux-dot--unknown pmux-dot--static");
     patch(fake, 4, [
       makeRow({ session_id: "a1", workspace: "alpha", name: "zeta", state: "idle" }),
       makeRow({ session_id: "a2", workspace: "alpha", name: "beta", state: "idle" }),
       makeRow({ session_id: "a3", workspace: "alpha", name: "alpha", state: "idle" }),
     ]);
     expect(dot()).toBe("pmux-dot pmux-dot--idle pmux-dot--static");
-    expect([...root.querySelectorAll<HTMLElement>(".pmux-group")].map((g) => g.dataset.workspace)).toEqual([
-      "bravo",
-      "charlie",
-      "alpha",
-      "delta",
-    ]);
+    expect(groupNames(root)).toEqual(["Needs you", "charlie", "alpha", "delta"]);
   });
 
   it("moves a row to another workspace and drops an emptied group", async () => {

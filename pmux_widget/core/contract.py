@@ -16,6 +16,8 @@ from pmux_widget.core.model import Session, State, count_states
 from pmux_widget.core.wording import (
     AUTO_COMPACT_AT,
     CONTEXT_WARN_AT,
+    NEED_YOU_STATES,
+    NEED_YOU_WORDS,
     activity,
     answer,
     asks,
@@ -29,6 +31,8 @@ __all__ = [
     "AUTO_COMPACT_AT",
     "CONTEXT_WARN_AT",
     "COUNT_KEYS",
+    "NEED_YOU_STATES",
+    "NEED_YOU_WORDS",
     "SOURCE_LABELS",
     "SOURCE_PREFIXES",
     "ActionMessage",

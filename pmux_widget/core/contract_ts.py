@@ -14,6 +14,8 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pmux_widget.core.contract import (
     COUNT_KEYS,
+    NEED_YOU_STATES,
+    NEED_YOU_WORDS,
     SOURCE_LABELS,
     SOURCE_PREFIXES,
     ActionMessage,
@@ -66,6 +68,10 @@ from pmux_widget.core.wording import (
     CONTEXT_WINDOWS,
     DEFAULT_CONTEXT_WINDOW,
     context_window,
+    need_you,
+    need_you_sentence,
+    needs_you,
+    title_prefix,
 )
 
 __all__ = ["GENERATED", "sample", "sample_typescript", "typescript"]
@@ -171,6 +177,15 @@ def typescript() -> str:
     states, count_keys = json.dumps(get_args(StateName)), json.dumps(COUNT_KEYS)
     parts.append(f"export const STATES: readonly State[] = {states};\n")
     parts.append(f"export const COUNT_KEYS: readonly (keyof Counts)[] = {count_keys};\n")
+    need_states = json.dumps([state.value for state in NEED_YOU_STATES])
+    words = json.dumps(dict(NEED_YOU_WORDS), indent=2, ensure_ascii=False)
+    parts.append(
+        '/** "Need you", one meaning everywhere: the states counted (`attention`), most urgent\n'
+        " * first, and the words of the count, the sentence, the section and the tab title\n"
+        " * (`{n}`: the count; core/wording.py). */\n"
+        f"export const NEED_YOU_STATES: readonly State[] = {need_states};\n"
+        f"export const NEED_YOU_WORDS = {words} as const;\n"
+    )
     for name, typed_dict in _TYPES:
         parts.append(_interface(name, typed_dict))
     for name, union in _UNIONS:
@@ -253,9 +268,12 @@ def sample() -> dict[str, Any]:
             + [(state, True) for state in State]
         )
     ]
+    need = {str(n): [need_you(n), need_you_sentence(n), title_prefix(n)] for n in (0, 1, 2, 12)}
     return {
         "rows": [row(s) for s in sessions],
         "counts": counts(sessions),
+        "need_you": need,
+        "needs_you_ids": [s.session_id for s in sessions if needs_you(s)],
         "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
         "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
     }
@@ -268,15 +286,22 @@ def sample_typescript() -> str:
     tally = json.dumps(data["counts"])
     sources = json.dumps(data["sources"], indent=4, ensure_ascii=False).replace("\n}", "\n  }")
     windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
+    need = json.dumps(data["need_you"], ensure_ascii=False)
+    need_ids = json.dumps(data["needs_you_ids"])
     return (
         HEADER
         + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
         + "type Sample = {\n"
         + "  rows: Row[];\n  counts: Counts;\n  sources: Record<string, string>;\n"
-        + "  windows: Record<string, number>;\n};\n"
+        + "  windows: Record<string, number>;\n"
+        + "  /** n → [count, sentence, tab title prefix], as Python words them */\n"
+        + "  need_you: Record<string, [string, string, string]>;\n"
+        + "  /** the rows the count counts and the Needs you section lists */\n"
+        + "  needs_you_ids: string[];\n};\n"
         + "export const SAMPLE: Sample = {\n"
         + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
-        + f"  windows: {windows},\n}};\n"
+        + f"  windows: {windows},\n"
+        + f"  need_you: {need},\n  needs_you_ids: {need_ids},\n}};\n"
     )
 
 

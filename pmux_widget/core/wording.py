@@ -9,13 +9,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pmux_widget.core.model import Session, State
+from pmux_widget.core.model import ATTENTION_STATES, PRIORITY, Session, State
 
 __all__ = [
     "AUTO_COMPACT_AT",
     "CONTEXT_WARN_AT",
     "CONTEXT_WINDOWS",
     "DEFAULT_CONTEXT_WINDOW",
+    "NEEDS_YOU",
+    "NEED_YOU_STATES",
+    "NEED_YOU_WORDS",
     "PATH_LIMIT",
     "Lines",
     "activity",
@@ -24,11 +27,15 @@ __all__ = [
     "context_window",
     "error_text",
     "lines",
+    "need_you",
+    "need_you_sentence",
+    "needs_you",
     "non_interactive",
     "notification_text",
     "pane_title",
     "relative_paths",
     "shorten_path",
+    "title_prefix",
 ]
 
 
@@ -220,6 +227,52 @@ def notification_text(session: Session) -> tuple[str, str]:
         body = session.error_detail or "the turn ended with an error"
         return f"{name} stopped: {session.error}", body
     return f"{name} finished its turn", answer(session) or "ready for review"
+
+
+# --------------------------------------------------------------------------- what needs you
+# One meaning of "need you" everywhere: a live session in needs-input or review (the counts'
+# ``attention``). The status bar, Notebook 7's top bar, the bell, the tab title, the panel's
+# "Needs you" section and ``status`` say it in these words; the browser gets them through
+# js/src/contract.gen.ts, and tests/test_contract.py with js/tests/wording.test.ts check that
+# both sides say the same. (A status bar saying "2 need you" over a "Needs you" section of one
+# row, the review row sitting below it, was issue 30.)
+
+#: The states a session needs you in (the ones the attention count counts), most urgent first.
+NEED_YOU_STATES: tuple[State, ...] = tuple(s for s in PRIORITY if s in ATTENTION_STATES)
+#: The title of every list of them: the panel's section, its "by state" group, the bell's sheet.
+NEEDS_YOU = "Needs you"
+#: The words, ``{n}`` the count. ``count`` is the contract's "N need you" (DESIGN.md), "1 need
+#: you" too, which scripts and tests match; ``one``/``many``/``none`` are the sentence a
+#: screen reader hears and a tooltip or digest shows; ``title`` prefixes the tab's title.
+NEED_YOU_WORDS: Mapping[str, str] = {
+    "section": NEEDS_YOU,
+    "count": "{n} need you",
+    "none": "Nothing needs you",
+    "one": "1 session needs you",
+    "many": "{n} sessions need you",
+    "title": "({n}) ",
+}
+
+
+def needs_you(session: Session) -> bool:
+    """Whether ``session`` is one the count counts and the "Needs you" section lists."""
+    return not session.ended and session.state in NEED_YOU_STATES
+
+
+def need_you(n: int) -> str:
+    """The count: "2 need you" (the status bar's, the top bar's, ``status``'s first line)."""
+    return NEED_YOU_WORDS["count"].format(n=n)
+
+
+def need_you_sentence(n: int) -> str:
+    """ "Nothing needs you", "1 session needs you", "3 sessions need you"."""
+    key = "none" if n <= 0 else "one" if n == 1 else "many"
+    return NEED_YOU_WORDS[key].format(n=n)
+
+
+def title_prefix(n: int) -> str:
+    """What the tab's title starts with: "(2) ", nothing when nothing needs you."""
+    return NEED_YOU_WORDS["title"].format(n=n) if n > 0 else ""
 
 
 # --------------------------------------------------------------------------- context window

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pmux_widget.core.model import Session, State
-from pmux_widget.core.wording import answer, asks
+from pmux_widget.core.wording import answer, asks, need_you_sentence
 
 __all__ = ["BODY_LIMIT", "close_payload", "cut", "digest_payload", "session_payload"]
 
@@ -76,7 +76,7 @@ def digest_payload(
     """One message instead of many: "3 sessions need you" and their projects."""
     sessions = list(waiting)
     n = len(sessions)
-    title = f"{n} session{'s' if n != 1 else ''} need{'s' if n == 1 else ''} you"
+    title = need_you_sentence(n)
     names = sorted({_project(s) for s in sessions})
     body = "" if generic else cut(", ".join(names))
     return {

@@ -36,6 +36,7 @@ FLEET: dict[str, list[tuple[str, list[str]]]] = {
     "devbox": [
         ("api", ["SessionStart", "UserPromptSubmit"]),
         ("api", ["SessionStart", "UserPromptSubmit", "Stop"]),
+        ("api", ["SessionStart"]),
         ("web", ["SessionStart"]),
     ],
     "laptop": [
@@ -86,12 +87,15 @@ def test_the_fleet_widget_groups_by_host_and_dims_an_offline_one_within_aa(
         shown(lab, workspace, f'import pmux_widget; pmux_widget.show(fleet="{broker.url}")')
         root = lab.root()
         root.locator('.pmux-host[data-host="laptop"] .pmux-row').nth(1).wait_for()
-        root.locator('.pmux-host[data-host="devbox"] .pmux-row').nth(2).wait_for()
+        root.locator('.pmux-host[data-host="devbox"] .pmux-row').nth(3).wait_for()
         # both hosts hold a review (their dot): by name
         hosts = root.locator(".pmux-host").evaluate_all("(ns) => ns.map((n) => n.dataset.host)")
         assert hosts == ["devbox", "laptop"]
         api = '.pmux-host[data-host="devbox"] .pmux-group[data-workspace="api"]'
         assert root.locator(f"{api} .pmux-group-head").is_visible()  # two sessions: headed
+        # its review is in the host's own "Needs you" block, which the bell counts
+        needs = root.locator('.pmux-host[data-host="devbox"] .pmux-group[data-group="Needs you"]')
+        assert needs.locator(".pmux-row.pmux-row--review").count() == 1
 
         publishers.pop("laptop").stop()  # says goodbye: offline at once, its rows stay
         offline = root.locator('.pmux-host--offline[data-host="laptop"]')

@@ -39,6 +39,8 @@ from .test_ux_browser import AXE, axe_violations
 
 PANEL = "#pmux-widget-panel"
 STATUS = "#pmux-widget-status"
+#: the same item in the top bar, where the page has no status bar (Notebook 7)
+TOPBAR = "#pmux-widget-topbar"
 CWD = "/home/dev/projects/acme-api"
 SID = "1b7e4c20-6d5f-4f0e-9a3b-8c2d1e0f9a71"
 OTHERS = {
@@ -106,14 +108,14 @@ def status_text(lab: LabPage) -> str:
     return str(lab.page.locator(f"{STATUS} .pmux-lab-status-text").inner_text())
 
 
-def wait_status(lab: LabPage, text: str, dot: str) -> None:
+def wait_status(lab: LabPage, text: str, dot: str, item: str = STATUS) -> None:
     lab.page.wait_for_function(
         """([sel, text, dot]) => {
           const item = document.querySelector(sel);
           return !!item && item.querySelector('.pmux-lab-status-text').textContent === text
             && item.querySelector('.pmux-dot').classList.contains('pmux-dot--' + dot);
         }""",
-        arg=[STATUS, text, dot],
+        arg=[item, text, dot],
         timeout=30_000,
         polling="raf",
     )
@@ -133,30 +135,60 @@ def show_panel(lab: LabPage) -> None:
     lab.page.locator(f"{PANEL} .pmux-root").wait_for(state="visible")
 
 
-def status_axe(lab: LabPage) -> list[dict[str, Any]]:
-    """axe-core on the status item (a button: its name, its contrast)."""
+def status_axe(lab: LabPage, item: str = STATUS) -> list[dict[str, Any]]:
+    """axe-core on the status item (a button: its name, its contrast). Notebook 7 wraps its
+    whole shell in a 0 px high ``.jp-ThemedContainer`` with ``overflow: hidden`` (its content
+    overflows it), which axe takes for a clip that hides everything: its contrast check would
+    not run (found as "unmeasured"). The clip is lifted while axe runs; nothing moves."""
     if not lab.page.evaluate("() => !!window.axe"):
         lab.page.add_script_tag(path=str(AXE))
     result: list[dict[str, Any]] = lab.page.evaluate(
         """async (sel) => {
-          const r = await window.axe.run(document.querySelector(sel), {
-            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']},
-          });
-          const found = r.violations.map((v) => ({id: v.id, nodes: v.nodes.length}));
-          if (!r.passes.some((p) => p.id === 'color-contrast')) found.push({id: 'unmeasured'});
-          return found;
+          const unclip = document.createElement('style');
+          unclip.textContent = '.jp-ThemedContainer { overflow: visible !important; }';
+          document.head.appendChild(unclip);
+          try {
+            const r = await window.axe.run(document.querySelector(sel), {
+              runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']},
+            });
+            const found = r.violations.map((v) => ({id: v.id, nodes: v.nodes.length}));
+            if (!r.passes.some((p) => p.id === 'color-contrast')) found.push({id: 'unmeasured'});
+            return found;
+          } finally {
+            unclip.remove();
+          }
         }""",
-        STATUS,
+        item,
     )
     return result
+
+
+def needs_you_agree(lab: LabPage, n: int) -> None:
+    """One meaning of "need you" (issue 30): the bell's count, the panel's "Needs you" section
+    (its rows and its summary) and the bell's sheet all hold the ``n`` the item says."""
+    root = lab.root(PANEL)
+    section = root.locator('section.pmux-group[data-group="Needs you"]')
+    lab.page.wait_for_function(
+        """([sel, n]) => {
+          const root = document.querySelector(sel + ' .pmux-root');
+          const section = root?.querySelector('section.pmux-group[data-group="Needs you"]');
+          return root?.querySelector('.pmux-bell-count')?.textContent === String(n)
+            && section?.querySelectorAll('li.pmux-row').length === n;
+        }""",
+        arg=[PANEL, n],
+        timeout=20_000,
+    )
+    summary = section.locator(".pmux-group-summary").inner_text()
+    assert summary == (f"{n} sessions" if n != 1 else "1 session"), summary
 
 
 def shot(lab: LabPage, name: str) -> None:
     """A screenshot for the docs: test-output/browser/, and docs/images/ with
     PMUX_UPDATE_DOC_IMAGES=1 (a test run leaves the checkout as it was), once the main area
     has drawn its launcher, so that the picture is the page a user sees."""
-    with contextlib.suppress(Exception):
-        lab.page.locator(".jp-LauncherCard").first.wait_for(state="visible", timeout=10_000)
+    if lab.page.locator(".jp-LabShell").count():  # Notebook 7's pages have no launcher
+        with contextlib.suppress(Exception):
+            lab.page.locator(".jp-LauncherCard").first.wait_for(state="visible", timeout=10_000)
     path = lab.screenshot(name)
     if os.environ.get("PMUX_UPDATE_DOC_IMAGES") == "1":
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
@@ -171,12 +203,17 @@ def test_status_bar_and_panel_live_with_no_kernel(
     no_kernel(ext_server)
     item = lab.page.locator(STATUS)
     wait_status(lab, "Claude: 0", "idle")
+    # JupyterLab has a status bar: the top bar (Notebook 7's place for the item) shows nothing
+    # of ours, only a placeholder kept out of the layout
+    assert lab.page.locator(TOPBAR).count() == 0
+    placeholder = lab.page.locator("#jp-top-bar .pmux-lab-topbar-none")
+    assert placeholder.count() == 1 and placeholder.is_hidden()
 
     # A session starts and works: "Claude: 1" with a busy dot, nothing waits.
     fire(ws, "SessionStart", source="startup")
     fire(ws, "UserPromptSubmit", prompt="migrate the billing tables")
     wait_status(lab, "Claude: 1", "busy")
-    assert "none waits" in (item.get_attribute("title") or "")
+    assert "Nothing needs you" in (item.get_attribute("title") or "")
     wait_title(lab, 0)
 
     # It asks: "1 need you" (the contract's "N need you"), the amber dot, the tooltip says what
@@ -185,7 +222,7 @@ def test_status_bar_and_panel_live_with_no_kernel(
     fire(ws, "PermissionRequest", tool_name="Bash", tool_input=bash)
     wait_status(lab, "1 need you", "needs-input")
     tip = item.get_attribute("title") or ""
-    assert tip.startswith("Waiting for you:") and "acme-api" in tip, tip
+    assert tip.startswith("1 session needs you:") and "acme-api" in tip, tip
     wait_title(lab, 1)
     # The panel's tab (all a collapsed side area shows) carries the count too.
     tab = lab.page.locator(f'.lm-TabBar-tab[data-id="{PANEL[1:]}"]')
@@ -215,6 +252,7 @@ def test_status_bar_and_panel_live_with_no_kernel(
     wait_status(lab, "2 need you", "needs-input")
     lab.wait_state(first, "review", within=PANEL)
     wait_title(lab, 2)
+    needs_you_agree(lab, 2)
     no_kernel(ext_server)
 
     # A reload comes back to the same state (the stream's first frame is the whole state).
@@ -342,9 +380,10 @@ def test_the_panel_says_offline_and_reconnects_by_itself(
     no_kernel(ext_server)
 
 
-def test_notebook_7_panel_with_no_kernel(browser_context: Any) -> None:
-    """Notebook 7 runs the same labextension: no status bar there, the panel (collapsed at
-    first, as Notebook 7's side panels are) opens from the palette command and is live."""
+def test_notebook_7_top_bar_item_and_panel(browser_context: Any) -> None:
+    """Notebook 7 runs the same labextension. It has no status bar and starts its side panels
+    collapsed, so the item sits in its top bar on every page (the file browser, a notebook),
+    saying what the status bar says in JupyterLab; a click opens the panel. Light and dark."""
     pytest.importorskip("notebook", minversion="7", reason="Notebook 7 is not installed")
     server = _server(app="notebook")
     try:
@@ -355,23 +394,60 @@ def test_notebook_7_panel_with_no_kernel(browser_context: Any) -> None:
     try:
         lab = LabPage(server, page)
         ws = server.workspace(WS)
+        notebook = ws.notebook("top-bar.ipynb", "1 + 1")
         open_lab(lab, "tree")
         assert page.evaluate("!document.querySelector('.jp-LabShell')")  # really Notebook 7
         assert page.locator(STATUS).count() == 0
-        lab.command("pmux-widget:show-panel")
-        page.locator(f"{PANEL} .pmux-root").wait_for(state="visible", timeout=30_000)
+        top = page.locator(f"#top-panel {TOPBAR}")
+        top.wait_for(state="visible", timeout=30_000)
+        wait_status(lab, "Claude: 0", "idle", TOPBAR)
         fire(ws, "SessionStart", source="startup")
         fire(ws, "PermissionRequest", tool_name="Bash", tool_input={"command": "make deploy"})
-        lab.wait_state(SID, "needs-input", within=PANEL)
-        # the panel's own header carries the count; the tab title too
-        assert lab.root(PANEL).locator(".pmux-bell-count").inner_text() == "1"
+        wait_status(lab, "1 need you", "needs-input", TOPBAR)
+        assert (top.get_attribute("title") or "").startswith("1 session needs you:")
         wait_title(lab, 1)
-        page.reload()
-        page.locator(f"{PANEL} .pmux-root").wait_for(state="attached", timeout=90_000)
-        lab.command("pmux-widget:show-panel")
+        # the panel starts collapsed: the item is what shows; a click opens the panel
+        assert not page.locator(f"{PANEL} .pmux-root").is_visible()
+        top.click()
+        page.locator(f"{PANEL} .pmux-root").wait_for(state="visible", timeout=30_000)
         lab.wait_state(SID, "needs-input", within=PANEL)
-        shot(lab, "notebook7-panel")
+        # a second session finishes its turn: 2 need you, everywhere
+        other, cwd = next(iter(OTHERS.items()))
+        fire(ws, "SessionStart", other, cwd, source="startup")
+        fire(ws, "UserPromptSubmit", other, cwd, prompt="fix the invoice rounding")
+        fire(ws, "Stop", other, cwd, last_assistant_message="Rounding fixed.")
+        wait_status(lab, "2 need you", "needs-input", TOPBAR)
+        lab.wait_state(other, "review", within=PANEL)
+        needs_you_agree(lab, 2)
+        wait_title(lab, 2)
         no_kernel(server)
+
+        # On the file browser page, then on a notebook's, in both themes: the item is in the
+        # top bar, readable (axe), and opens the panel.
+        found: dict[str, Any] = {}
+        for where, path in (("tree", "tree"), ("notebook", f"notebooks/{notebook}")):
+            if where != "tree":
+                page.goto(server.url(path))
+                page.wait_for_function("() => !!window.jupyterapp", timeout=90_000)
+                page.locator(".jp-Notebook").first.wait_for(state="visible", timeout=90_000)
+            for theme, name in ((LIGHT, "light"), (DARK, "dark")):
+                lab.set_theme(theme)
+                top.wait_for(state="visible", timeout=30_000)
+                wait_status(lab, "2 need you", "needs-input", TOPBAR)
+                found[f"{where}-{name}"] = status_axe(lab, TOPBAR)
+                lab.screenshot(f"notebook7-topbar-{where}-{name}")
+                if (where, name) == ("notebook", "light"):
+                    shot(lab, "notebook7-topbar")
+            top.click()
+            page.locator(f"{PANEL} .pmux-root").wait_for(state="visible", timeout=30_000)
+            lab.wait_state(other, "review", within=PANEL)
+            needs_you_agree(lab, 2)
+            if where == "tree":
+                shot(lab, "notebook7-panel")
+        lab.set_theme(LIGHT)
+        assert all(v == [] for v in found.values()), json.dumps(found, indent=1)
+        assert len(found) == 4
+        server.shutdown_kernels()
     finally:
         page.close()
         server.stop()

@@ -160,13 +160,17 @@ def test_states_bell_and_title_follow_real_hooks(lab: LabPage, workspace: Worksp
     expect_row(lab, OTHER, "needs-input")
     wait_bell(lab, 2)
     wait_title_prefix(lab, 2)
-    # Most urgent first: the pinned needs-input block is above the review one.
+    # Both wait for you: the pinned "Needs you" block holds as many rows as the bell counts,
+    # the needs-input one above the review one (one meaning of "need you", issue 30).
     order = (
         lab.root()
         .locator("section.pmux-group")
         .evaluate_all("(els) => els.map((e) => e.dataset.group)")
     )
-    assert order == ["Needs you", "acme-api"], order
+    assert order == ["Needs you"], order
+    ids = group.locator("li.pmux-row").evaluate_all("(els) => els.map((e) => e.dataset.sessionId)")
+    assert ids == [OTHER, SID], ids
+    assert group.locator(".pmux-group-summary").inner_text() == "2 sessions"
     lab.screenshot("states-bell-title")
 
 

@@ -2,7 +2,7 @@
 // deny it. Approve/deny go through the panel's view, as a click on the row's button does (the
 // same dialog token, the same checks on the server, the same "approving…" and refusal).
 import type { CommandRegistry } from "@lumino/commands";
-import { isAttention } from "../../src/states";
+import { attentionRows } from "../../src/render/sheet";
 import type { ActionName, Row } from "../../src/types";
 import type { SessionsPanel } from "./panel";
 
@@ -20,10 +20,8 @@ export function addCommands(commands: CommandRegistry, panel: SessionsPanel, ope
   let target: string | null = null;
 
   const rows = (): Row[] => panel.liveRows();
-  const waiting = (): Row[] =>
-    rows()
-      .filter((row) => isAttention(row.state))
-      .sort((a, b) => a.state_since - b.state_since || a.session_id.localeCompare(b.session_id));
+  // in the order of the panel's "Needs you" block and the bell's sheet: "next" walks it down
+  const waiting = (): Row[] => attentionRows(rows());
   const asking = (): Row | undefined => {
     const all = waiting().filter((row) => row.state === "needs-input");
     return all.find((row) => row.session_id === target) ?? all[0];

@@ -1,10 +1,11 @@
 // pmux-widget's JupyterLab extension (Lab and Notebook 7): the side panel with the widget's own
-// view over the server extension's stream, the status-bar item, palette commands and settings.
+// view over the server extension's stream, the status-bar item (the top bar's in Notebook 7,
+// which has no status bar), palette commands and settings.
 // The page's one StreamModel feeds them all; the tab title's "(N)" and desktop notifications
 // come from the same Link (page-wide singletons, see js/src/title.ts and notify.ts), whatever
 // number of widgets the notebooks also show.
 import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from "@jupyterlab/application";
-import { ICommandPalette } from "@jupyterlab/apputils";
+import { ICommandPalette, IToolbarWidgetRegistry } from "@jupyterlab/apputils";
 import { ISettingRegistry } from "@jupyterlab/settingregistry";
 import { IStatusBar } from "@jupyterlab/statusbar";
 import { ITerminalTracker } from "@jupyterlab/terminal";
@@ -18,6 +19,7 @@ import { PANEL_ID, SessionsPanel } from "./panel";
 import { installPush } from "./push";
 import { STATUS_ID, StatusItem } from "./status";
 import { addOpenTerminal, TerminalDots } from "./terminals";
+import { addTopBarItem } from "./topbar";
 
 const PLUGIN_ID = "pmux-widget:plugin";
 
@@ -33,9 +35,9 @@ type Side = "left" | "right";
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: "Claude Code sessions: a side panel, a status-bar item, palette commands.",
+  description: "Claude Code sessions: a side panel, a status-bar (or top-bar) item, palette commands.",
   autoStart: true,
-  optional: [IStatusBar, ISettingRegistry, ICommandPalette, ILayoutRestorer, ITerminalTracker],
+  optional: [IStatusBar, ISettingRegistry, ICommandPalette, ILayoutRestorer, ITerminalTracker, IToolbarWidgetRegistry],
   activate: (
     app: JupyterFrontEnd,
     statusBar: IStatusBar | null,
@@ -43,6 +45,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
     terminals: ITerminalTracker | null,
+    toolbars: IToolbarWidgetRegistry | null,
   ) => {
     const live = new Live(() => streamSocket(app.serviceManager.serverSettings));
     // JupyterLab's terminals (issue 21): the tabs' dots, "Open terminal", "New session"
@@ -80,6 +83,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const item = new StatusItem(live, open);
       statusBar.registerStatusItem(STATUS_ID, { item, align: "left", rank: 50 });
     }
+    if (toolbars) addTopBarItem(toolbars, live, open, statusBar !== null);
 
     addCommands(app.commands, panel, open);
     // "Open terminal" as a command too: {session_id} (issue 21)

@@ -5,6 +5,7 @@ import { Widget } from "@lumino/widgets";
 import type { Link } from "../../src/link";
 import { WidgetView } from "../../src/render/view";
 import type { RangeKey } from "../../src/timeline";
+import { needYouSentence } from "../../src/states";
 import type { Row } from "../../src/types";
 import type { Live } from "./live";
 import { NewSessionForm, type NewSessionHost } from "./new-session";
@@ -120,7 +121,7 @@ export class SessionsPanel extends Widget {
     // (merged: the shell keeps its own keys there, data-id among them)
     const { ["pmux-count"]: _old, ...rest } = this.title.dataset;
     this.title.dataset = count > 0 ? { ...rest, "pmux-count": String(count) } : rest;
-    this.title.caption = count > 0 ? `Claude sessions: ${count} need${count === 1 ? "s" : ""} you` : "Claude sessions";
+    this.title.caption = count > 0 ? `Claude sessions: ${needYouSentence(count)}` : "Claude sessions";
   }
 
   dispose(): void {

@@ -1,10 +1,13 @@
 // The status-bar item: the most urgent dot and "2 need you" (nothing waits: "Claude: 4"), a
 // tooltip listing what waits; a click opens the panel. It reads the Link's store directly,
-// like a view, and writes only when its text changed.
+// like a view, and writes only when its text changed. The same item sits in the top bar where
+// the page has no status bar (Notebook 7, see topbar.ts). Its words are the contract's
+// (needYou, needYouSentence: core/wording.py), the ones the bell and the panel use.
 import { Widget } from "@lumino/widgets";
-import { isAttention, LABEL, mostUrgent, PRIORITY } from "../../src/states";
-import type { Row, State } from "../../src/types";
+import { mostUrgent, needYou, needYouSentence, PRIORITY } from "../../src/states";
+import type { State } from "../../src/types";
 import type { Live } from "./live";
+import { waitingList } from "./waiting";
 
 export const STATUS_ID = "pmux-widget-status";
 
@@ -16,12 +19,14 @@ export class StatusItem extends Widget {
   constructor(
     private readonly live: Live,
     onClick: () => void,
+    id: string = STATUS_ID,
+    extraClass = "",
   ) {
     super({ node: document.createElement("button") });
-    this.id = STATUS_ID;
+    this.id = id;
     const node = this.node as HTMLButtonElement;
     node.type = "button";
-    node.className = "pmux-root pmux-lab-status";
+    node.className = `pmux-root pmux-lab-status${extraClass ? ` ${extraClass}` : ""}`;
     this.dot = document.createElement("span");
     this.dot.className = "pmux-dot pmux-dot--idle";
     this.dot.setAttribute("aria-hidden", "true");
@@ -48,8 +53,11 @@ export class StatusItem extends Widget {
       state = mostUrgent(counts);
       // "N need you" for every N, "1 need you" too: the contract's text (DESIGN.md), which
       // scripts and tests match; the `status` table's header says the same.
-      text = waiting > 0 ? `${waiting} need you` : `Claude: ${live}`;
-      tip = waiting > 0 ? waitingList(store.rows.values()) : `Claude sessions: ${live} running, none waits for you`;
+      text = waiting > 0 ? needYou(waiting) : `Claude: ${live}`;
+      tip =
+        waiting > 0
+          ? waitingList(store.rows.values())
+          : `Claude sessions: ${live} running. ${needYouSentence(0)}.`;
       if (offline) tip += "\n(offline: reconnecting to the Jupyter server)";
     }
     const dotClass = `pmux-dot pmux-dot--${state}${offline ? " pmux-dot--static pmux-lab-dot--offline" : ""}`;
@@ -65,17 +73,4 @@ export class StatusItem extends Widget {
     this.stop();
     super.dispose();
   }
-}
-
-/** "Waiting for you:" then one line per waiting session, longest wait first. */
-export function waitingList(rows: Iterable<Row>): string {
-  const waiting = [...rows]
-    .filter((row) => !row.ended && isAttention(row.state))
-    .sort((a, b) => a.state_since - b.state_since);
-  const lines = waiting.slice(0, 12).map((row) => {
-    const what = row.state === "needs-input" && row.asks ? `: ${row.asks}` : "";
-    return `• ${row.name} — ${LABEL[row.state]}${what}`;
-  });
-  if (waiting.length > 12) lines.push(`… and ${waiting.length - 12} more`);
-  return ["Waiting for you:", ...lines].join("\n");
 }

@@ -4,19 +4,19 @@
 import { el, setClass, setData, setHidden, text } from "../dom";
 import { formatAge, plural } from "../format";
 import { byCode, byName } from "../order";
-import { emptyCounts, isAttention, mostUrgent, rank } from "../states";
+import { emptyCounts, isAttention, mostUrgent, NEEDS_YOU, rank } from "../states";
 import type { Host, Row, State } from "../types";
 import { type RowView, workspaceOf } from "./row";
 
 export type Grouping = "workspace" | "state";
 
-/** The pinned block of the workspace grouping, and the first group of the state grouping. */
-export const NEEDS_YOU = "Needs you";
-/** The state grouping's groups, in their order. */
-export const STATE_GROUPS: readonly string[] = [NEEDS_YOU, "Done", "Working", "Idle"];
+/** The state grouping's groups, in their order. NEEDS_YOU, the workspace grouping's pinned
+ * block and the state grouping's first group, holds what the count counts (needs-input, then
+ * review): the section says what the status bar and the bell say. */
+export const STATE_GROUPS: readonly string[] = [NEEDS_YOU, "Working", "Idle"];
 const STATE_GROUP: Record<State, string> = {
   "needs-input": NEEDS_YOU,
-  review: "Done",
+  review: NEEDS_YOU,
   busy: "Working",
   unknown: "Idle",
   idle: "Idle",
@@ -25,7 +25,7 @@ const STATE_GROUP: Record<State, string> = {
 /** The group a live row belongs to under `grouping`. */
 export function groupOf(row: Row, grouping: Grouping): string {
   if (grouping === "state") return STATE_GROUP[row.state];
-  return row.state === "needs-input" ? NEEDS_YOU : workspaceOf(row);
+  return isAttention(row.state) ? NEEDS_YOU : workspaceOf(row);
 }
 
 /** Priority; attention rows longest-waiting first; then name (natural order), then id. */

@@ -2,8 +2,7 @@
 // its state's shape, so they read without color), and the tools: the grouping switch and the
 // desktop-notifications switch.
 import { bellIcon, el, setAttr, setClass, setData, setHidden, text } from "../dom";
-import { plural } from "../format";
-import { LABEL, PRIORITY } from "../states";
+import { LABEL, needYouSentence, PRIORITY } from "../states";
 import type { Counts, State } from "../types";
 
 export class Header {
@@ -74,7 +73,7 @@ export class Header {
     this.attention = n;
     setData(this.bellCount, String(n));
     setClass(this.bell, n > 0 ? "pmux-bell pmux-bell--active" : "pmux-bell");
-    const sentence = n > 0 ? `${plural(n, "session")} need${n === 1 ? "s" : ""} you` : "Nothing needs you";
+    const sentence = needYouSentence(n);
     setAttr(this.bell, "aria-label", `${sentence}: open the list`);
     setData(this.live, sentence);
   }

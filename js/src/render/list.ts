@@ -1,8 +1,8 @@
 // The session list: live rows in groups (groups.ts), plus a collapsed "Ended" section (ended.ts).
 //
 // Two groupings (remembered per browser, see view.ts): by workspace, under a pinned "Needs you"
-// block that holds every needs-input row, longest-waiting first; or by state (Needs you /
-// Working / Done / Idle). A workspace's header is shown only when it holds two or more
+// block that holds every row the count counts (needs-input, then review, each longest-waiting
+// first); or by state (Needs you / Working / Idle). A workspace's header is shown only when it holds two or more
 // sessions: a lone session's row already names it. A fleet whose rows come from two hosts or
 // more (or from one that stopped beating) is grouped by host first: a header per host (its
 // dot, its name, "offline" and when it was last seen), and the grouping above inside each.

@@ -6,7 +6,7 @@
 import { el, reorder, setAttr, setClass, setData, setHidden, text } from "../dom";
 import { errorText, formatAge, waitingText } from "../format";
 import { byCode } from "../order";
-import { LABEL, isAttention, rank } from "../states";
+import { LABEL, isAttention, NEEDS_YOU, needYouSentence, rank } from "../states";
 import type { Row } from "../types";
 import { ActionsBar } from "./actions";
 import { DismissButton } from "./dismiss";
@@ -107,7 +107,7 @@ export class Sheet {
     this.el.setAttribute("role", "dialog");
     this.el.setAttribute("aria-label", "Sessions that need you");
     const head = this.el.appendChild(el("div", "pmux-sheet-head"));
-    head.appendChild(el("span", "pmux-sheet-title", "Needs you"));
+    head.appendChild(el("span", "pmux-sheet-title", NEEDS_YOU));
     this.markAll = head.appendChild(el("button", "pmux-mark-all", "Mark all seen"));
     this.markAll.type = "button";
     this.markAll.title = "Mark every finished session as seen (review → idle)";
@@ -121,7 +121,7 @@ export class Sheet {
     close.type = "button";
     close.setAttribute("aria-label", "Close");
     close.addEventListener("click", onClose);
-    this.empty = this.el.appendChild(el("p", "pmux-sheet-empty", "Nothing needs you right now."));
+    this.empty = this.el.appendChild(el("p", "pmux-sheet-empty", `${needYouSentence(0)} right now.`));
     this.list = this.el.appendChild(el("ul", "pmux-sheet-items"));
     this.list.setAttribute("aria-label", "Sessions that need you, the longest waiting first");
   }
