@@ -38,6 +38,8 @@ class Recorder:
 
     requests: list[Request] = field(default_factory=list)
     status: dict[str, int] = field(default_factory=dict)
+    #: seconds to hold the answer back (per path prefix): a service too slow to answer
+    delay: dict[str, float] = field(default_factory=dict)
     server: ThreadingHTTPServer | None = None
     #: called with each request before it is answered (the push service decrypts here)
     inspect: Any = None
@@ -65,12 +67,18 @@ class Recorder:
                 for prefix, value in recorder.status.items():
                     if self.path.startswith(prefix):
                         code = value
+                for prefix, held in recorder.delay.items():
+                    if self.path.startswith(prefix):
+                        threading.Event().wait(held)  # the slow service under test
                 payload = b'{"id": 1}'
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a delay under test)
 
             def log_message(self, *args: Any) -> None:
                 pass

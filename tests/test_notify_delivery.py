@@ -246,6 +246,46 @@ def test_outbox_retries_then_records_failure_then_recovery(tmp_path) -> None:  #
     outbox.stop()
 
 
+def test_a_message_the_service_got_but_did_not_answer_in_time_is_not_sent_again(
+    http: Recorder, push: PushService, tmp_path: Any
+) -> None:
+    """A read timeout means the request went: the service may show it. Another try would
+    deliver it twice (what a slow json:// server on a loaded machine got: two identical
+    POSTs), so the outbox records the failure and moves on. A refused connection, where
+    nothing went, is still tried again."""
+    from pmux_widget.notify.sends import channel_delivery, push_delivery
+
+    home = PmuxHome(tmp_path / "h").ensure()
+    http.delay["/slow"] = 1.5
+    push.recorder.delay["/push/"] = 1.5
+    outbox = Outbox(home, tries=3, backoff=(0.01,))
+    payload = {"title": "Done · acme-api", "body": "ok", "session_id": "s", "state": "review",
+               "host": "h", "url": "", "tag": "s"}  # fmt: skip
+    channel = Channel(f"json://127.0.0.1:{http.port}/slow")
+    outbox.submit(channel_delivery(channel, payload, priority="normal", link_base="",
+                                   timeout=0.5))  # fmt: skip
+    browser = push.browser("phone")
+    sub = webpush.Subscription.from_json(browser.subscription(), device="phone")
+    vapid = webpush.vapid_keys(home).vapid()
+    outbox.submit(push_delivery(home, sub, payload, vapid=vapid, subject="", ttl=60,
+                                priority="normal", topic_of="s", timeout=0.5))  # fmt: skip
+    assert outbox.wait_idle(20)
+    wait_until(lambda: len(push.delivered) >= 1, what="the push at the service")
+    assert http.count("/slow") == 1, "a message the service got was sent again"
+    assert len(push.recorder.requests) == 1, "a push the service got was sent again"
+    health = read_health(home)
+    assert all(
+        "may have been delivered" in health[d]["last_error"] for d in (channel.dest, sub.dest)
+    )
+    # nothing went: tried again, as before
+    closed = Channel("json://127.0.0.1:9/refused")  # the discard port: connection refused
+    outbox.submit(channel_delivery(closed, payload, priority="normal", link_base="",
+                                   timeout=0.5))  # fmt: skip
+    assert outbox.wait_idle(20)
+    assert "may have been" not in read_health(home)[closed.dest]["last_error"]
+    outbox.stop()
+
+
 # ------------------------------------------------------------------------------ payload
 
 

@@ -99,6 +99,30 @@ def test_check_drops_an_answered_dialog_and_a_sent_transition() -> None:
     assert run_check(e, s, T0, sent=[far]).reason == "cooldown"
 
 
+def test_one_transition_dated_seconds_apart_by_two_hubs_is_sent_once() -> None:
+    """One hub dated the dialog by the hook's stamp, another by the PID file Claude wrote once
+    the hook returned, 9 s later on a loaded machine: the same transition, as the second hub
+    saw the session busy since before the first one's dating. A send from before that busy
+    stay is an earlier transition."""
+    s = NotifySettings(cooldown_s=0)
+    by_hook = ev(at=T0, since=T0 - 3_000)
+    by_pid = ev(at=T0 + 9_000, since=T0 - 3_000)
+    assert run_check(by_pid, s, T0 + 9_500, sent=[sent_for(by_hook, T0 + 10)]).reason == (
+        "already sent"
+    )
+    assert run_check(by_hook, s, T0 + 9_500, sent=[sent_for(by_pid, T0 + 9_100)]).reason == (
+        "already sent"
+    )
+    earlier = sent_for(ev(at=T0 - 4_000), T0 - 3_900)  # the previous dialog, before the busy
+    assert run_check(by_pid, s, T0 + 9_500, sent=[earlier]).verdict == "send"
+    # not known since when (a session first seen in this state): the 5 s window only
+    assert run_check(ev(at=T0 + 9_000), s, T0 + 9_500, sent=[sent_for(by_hook, T0)]).verdict == (
+        "send"
+    )
+    other = ev(sid="s2", at=T0, since=T0 - 3_000)
+    assert run_check(by_pid, s, T0 + 9_500, sent=[sent_for(other, T0)]).verdict == "send"
+
+
 def test_someone_looking_holds_the_push_until_they_stop() -> None:
     d = run_check(ev(), NotifySettings(), T0, looking=T0 + 30_000)
     assert (d.verdict, d.at) == ("later", T0 + 30_000)

@@ -40,8 +40,8 @@ __all__ = [
 #: The states a phone hears about.
 ATTENTION = ("needs-input", "review")
 #: Two hubs can see one transition with different event times (one learnt it from the PID
-#: file, the other from the hook a few ms apart): a send for the same session and state this
-#: close is the same transition.
+#: file, the other from the hook): a send for the same session and state this close is the
+#: same transition, whatever else is known (see :attr:`NotifyEvent.since` for the rest).
 SAME_TRANSITION_MS = 5_000
 
 Priority = Literal["high", "normal", "low"]
@@ -213,6 +213,13 @@ class NotifyEvent:
     project: str | None = None
     #: False for ``claude -p`` / SDK runs; None when not known
     interactive: bool | None = None
+    #: since when, in this hub's view, the session was in the state it left (epoch ms; 0:
+    #: not known). Hubs date one transition by whatever told them first: the hook's stamp,
+    #: or the PID file Claude writes once the hook returned, seconds later on a loaded
+    #: machine. Another hub's send for this session and state dated after ``since`` is this
+    #: same transition, however far from ``at``: the session never left the old state in
+    #: between, as far as this hub saw.
+    since: int = 0
 
     @property
     def key(self) -> str:
@@ -409,12 +416,13 @@ def _same_transition(event: NotifyEvent, s: Sent) -> bool:
         return False
     if s.key == event.key:
         return True
-    return (
-        s.session_id == event.session_id
-        and s.state == event.state
-        and (not s.host or s.host == event.host)
-        and abs(s.at - event.at) <= SAME_TRANSITION_MS
-    )
+    if (
+        s.session_id != event.session_id
+        or s.state != event.state
+        or (s.host and s.host != event.host)
+    ):
+        return False
+    return abs(s.at - event.at) <= SAME_TRANSITION_MS or 0 < event.since < s.at
 
 
 def _muted(settings: NotifySettings, project: str | None, now: int) -> str:

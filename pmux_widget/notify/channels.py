@@ -18,11 +18,29 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["ChannelError", "check_url", "contained_logs", "scrub", "send_channel"]
+from .delivery import MaybeSent
+
+__all__ = [
+    "ChannelError",
+    "ChannelMaybeSent",
+    "check_url",
+    "contained_logs",
+    "scrub",
+    "send_channel",
+]
 
 
 class ChannelError(RuntimeError):
     """A send failed: the message is Apprise's, secrets masked."""
+
+
+class ChannelMaybeSent(ChannelError, MaybeSent):
+    """The request went and no answer came in time: the service may have the message."""
+
+
+#: what Apprise's debug line says (requests' exception) when the request went but its answer
+#: did not come: the message may have arrived
+_NO_ANSWER = ("Read timed out", "RemoteDisconnected", "Connection aborted")
 
 
 #: our priority → the service's, for the services that take one (attribute, values)
@@ -78,12 +96,17 @@ def send_channel(
     if click and hasattr(obj, "click"):
         obj.click = click
     notify_type = apprise.NotifyType.WARNING if priority == "high" else apprise.NotifyType.INFO
-    with contained_logs(), apprise.LogCapture(level=logging.WARNING) as captured:
+    # DEBUG: Apprise says only there why a request failed (a refusal, or no answer in time)
+    with contained_logs(), apprise.LogCapture(level=logging.DEBUG) as captured:
         ok = obj.notify(body=body or title, title=title, notify_type=notify_type)
     if not ok:
-        text = captured.getvalue().strip().splitlines()
-        reason = text[-1].split(" - ", 2)[-1] if text else "the service refused the message"
-        raise ChannelError(scrub(reason, url)[:300])
+        lines = captured.getvalue().strip().splitlines()
+        said = [ln for ln in lines if " - WARNING - " in ln or " - ERROR - " in ln] or lines
+        reason = said[-1].split(" - ", 2)[-1] if said else "the service refused the message"
+        reason = scrub(reason, url)[:300]
+        if any(marker in ln for ln in lines for marker in _NO_ANSWER):
+            raise ChannelMaybeSent(f"no answer in {timeout:g} s: {reason}")
+        raise ChannelError(reason)
 
 
 def _with_open_button(url: str, click: str) -> str:

@@ -138,16 +138,26 @@ class NotifyStore:
             rows = self._conn.execute("SELECT dest FROM sent WHERE key = ?", (key,)).fetchall()
         return [r[0] for r in rows]
 
-    def sent_near(self, session_id: str, state: str, at: int) -> list[str]:
-        """The destinations that got a notification for this session's transition into
-        ``state`` at ``at`` (another hub may have dated it a few ms apart)."""
+    def latest_sent(self, event: NotifyEvent) -> tuple[str, list[str]]:
+        """The newest notification of this session's transitions into ``event.state`` that
+        is ``event``'s own, whichever hub sent it and however it dated it (dated after
+        ``event.since``, or near ``event.at``): its key and destinations; ("", []) if none.
+        A close is claimed on that key, so every hub closes the same notification."""
+        low = event.at - SAME_TRANSITION_MS
+        if 0 < event.since < low:
+            low = event.since + 1
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT dest FROM sent WHERE session_id = ? AND state = ? AND kind = 'send'"
-                " AND at BETWEEN ? AND ?",
-                (session_id, state, at - SAME_TRANSITION_MS, at + SAME_TRANSITION_MS),
+            row = self._conn.execute(
+                "SELECT key FROM sent WHERE session_id = ? AND state = ? AND host = ?"
+                " AND kind = 'send' AND at >= ? ORDER BY at DESC, rowid DESC LIMIT 1",
+                (event.session_id, event.state, event.host, low),
+            ).fetchone()
+            if row is None:
+                return "", []
+            dests = self._conn.execute(
+                "SELECT dest FROM sent WHERE key = ? AND kind = 'send'", (row[0],)
             ).fetchall()
-        return [r[0] for r in rows]
+        return str(row[0]), [str(d[0]) for d in dests]
 
     def sent_since(self, since: int) -> list[Sent]:
         with self._lock:

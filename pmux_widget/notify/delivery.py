@@ -25,7 +25,7 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
-__all__ = ["Delivery", "Outbox", "failing", "health_path", "read_health"]
+__all__ = ["Delivery", "Gone", "MaybeSent", "Outbox", "failing", "health_path", "read_health"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,11 @@ BACKOFF = (0.5, 2.0)
 
 class Gone(Exception):
     """The destination no longer exists (a push subscription answered 404/410): no retry."""
+
+
+class MaybeSent(Exception):
+    """The request went but no answer came in time (a read timeout): the service may well have
+    the message, so it is not tried again (a second try could deliver it twice)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,10 @@ class Outbox:
                     with contextlib.suppress(Exception):
                         d.on_gone()
                 self._record(d, f"gone: {exc}", ok=False, gone=True)
+                return
+            except MaybeSent as exc:
+                log.warning("notification to %s: %s (not sent again)", d.label, exc)
+                self._record(d, f"{exc} (may have been delivered; not sent again)", ok=False)
                 return
             except Exception as exc:
                 error = str(exc) or type(exc).__name__

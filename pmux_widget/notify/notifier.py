@@ -199,11 +199,16 @@ class Notifier:
         items = []
         for change in changes:
             after = change.after
-            if change.notification is not None:
-                items.append(_Item("event", self._event(after)))
             before = change.before
+            if change.notification is not None:
+                # the stay it ends began at before.state_since (what another hub's claim of
+                # this transition is told apart by: NotifyEvent.since)
+                since = before.state_since if before is not None else 0
+                items.append(_Item("event", self._event(after, since)))
             if before is not None and before.state is State.NEEDS_INPUT and change.state_changed:
-                items.append(_Item("close", self._event(before)))
+                # the dialog's stay began after the busy moment before it
+                since = before.tracking.turn_started_at
+                items.append(_Item("close", self._event(before, since)))
         if items:
             now = self.clock()
             with self._cond:
@@ -211,7 +216,7 @@ class Notifier:
                     heapq.heappush(self._heap, (now, next(self._seq), item))
                 self._cond.notify()
 
-    def _event(self, s: Session) -> NotifyEvent:
+    def _event(self, s: Session, since: int = 0) -> NotifyEvent:
         return NotifyEvent(
             host=s.host or self.host,  # a fleet-wide notifier's sessions name their host
             session_id=s.session_id,
@@ -219,6 +224,7 @@ class Notifier:
             at=s.state_since,
             project=s.project,
             interactive=s.tracking.interactive,
+            since=since if 0 < since < s.state_since else 0,
         )
 
     # ------------------------------------------------------------------ the notifier thread
@@ -436,9 +442,13 @@ class Notifier:
         self._refresh()
         if not self._subs:
             return
-        got = set(self.store.sent_near(event.session_id, event.state, event.at))
+        # Closed on the key of the notification that went (whichever hub dated it how), not
+        # on this hub's own dating of the dialog: every hub claims the same close.
+        sent_key, got = self.store.latest_sent(event)
+        if not sent_key:
+            return
         now = self.clock()
-        key = f"close/{event.key}"
+        key = f"close/{sent_key}"
         mine = [
             s.dest for s in self._subs if s.dest in got and self.store.claim_once(key, s.dest, now)
         ]

@@ -25,6 +25,7 @@ from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
 from .channels import contained_logs
+from .delivery import MaybeSent
 
 if TYPE_CHECKING:
     from py_vapid import Vapid02
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SUBJECT",
     "PushGone",
+    "PushMaybeSent",
     "Subscription",
     "VapidKeys",
     "add_subscription",
@@ -53,6 +55,10 @@ _URGENCY = {"high": "high", "normal": "normal", "low": "low"}
 
 class PushGone(Exception):
     """The push service says the subscription is gone (404, 410): remove it."""
+
+
+class PushMaybeSent(MaybeSent):
+    """The message went and the push service did not answer in time: it may have it."""
 
 
 def push_dir(home: PmuxHome) -> Path:
@@ -227,6 +233,7 @@ def send_push(
 ) -> int:
     """Encrypt and POST one message; the push service's status (201). PushGone on 404/410;
     other failures raise (the sender retries them)."""
+    import requests
     from pywebpush import WebPushException, webpush
 
     headers = {"Urgency": _URGENCY.get(urgency, "normal")}
@@ -243,6 +250,10 @@ def send_push(
                 headers=headers,
                 timeout=timeout,
             )
+    except requests.exceptions.ReadTimeout:
+        # the request went: the push service may have queued it (a second try would show
+        # the notification twice)
+        raise PushMaybeSent(f"no answer from the push service in {timeout:g} s") from None
     except WebPushException as exc:
         status = exc.response.status_code if exc.response is not None else 0
         if status in (404, 410):

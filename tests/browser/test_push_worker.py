@@ -110,19 +110,30 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                 timeout=15,
             )
             assert script.status_code == 200 and "notificationclick" in script.text
-            registration = wait_until(
-                lambda: next(
+
+            # The sync API hands events (the CDP registration updates, the context's
+            # "serviceworker") to Python only while one of its calls runs. Chromium's watcher
+            # behind ServiceWorker.enable starts asynchronously (it reads the stored
+            # registrations first, slower on a loaded machine), so its report of the new
+            # registration can come after register() resolved: a poll that makes no
+            # Playwright call then never sees it and times out. Each poll here makes one.
+            def registered() -> dict[str, Any] | None:
+                page.evaluate("0")
+                return next(
                     (r for r in registrations if r["scopeURL"] == scope and not r["isDeleted"]),
                     None,
-                ),
-                30,
-                what=lambda: f"the registration's id: {registrations}",
+                )
+
+            registration = wait_until(
+                registered, 30, what=lambda: f"the registration's id: {registrations}"
             )
-            worker = wait_until(
-                lambda: next((w for w in context.service_workers if "pmux/sw.js" in w.url), None),
-                30,
-                what="the worker",
-            )
+
+            def pmux_worker(w: Any) -> bool:
+                return "pmux/sw.js" in str(w.url)
+
+            worker = next((w for w in context.service_workers if pmux_worker(w)), None)
+            if worker is None:  # not attached yet: its event is still to be delivered
+                worker = context.wait_for_event("serviceworker", pmux_worker, timeout=30_000)
 
             def deliver(data: str) -> None:
                 cdp.send(
