@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import shlex
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -95,8 +98,36 @@ def job_of(session: Session, claude_dir: Path) -> str | None:
     return background.job if background is not None else None
 
 
+def _job_from_cli(session: Session, claude_dir: Path) -> str | None:
+    """The job the CLI lists for this session (``claude agents --json --all``): for a session
+    whose worker is gone and whose job nothing here remembers. A user's explicit Stop or
+    Remove only, never a poll."""
+    try:
+        result = attach.run_cli(
+            _binary(claude_dir, None),
+            ["agents", "--json", "--all"],
+            attach.cli_environment(claude_dir, None),
+            timeout=CLI_TIMEOUT_S,
+        )
+        listed = json.loads(result.stdout or "[]")
+    except (OSError, ValueError, ActionError, subprocess.SubprocessError):
+        return None
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and entry.get("sessionId") == session.session_id:
+            job = entry.get("id")
+            if isinstance(job, str) and _JOB.match(job):
+                return job
+    return None
+
+
+#: The binary last found running for each config dir: a stopped session's ``claude rm`` may
+#: come when no worker or daemon of that CLI runs any more.
+_seen_binaries: dict[Path, str] = {}
+
+
 def _binary(claude_dir: Path, worker_pid: int | None) -> str:
-    """The CLI that speaks to this daemon: the worker's own, else the daemon's, else PATH's."""
+    """The CLI that speaks to this daemon: the worker's own, else the daemon's, else the one
+    seen last for this config dir, else ``$PMUX_WIDGET_CLAUDE``, else ``claude`` on PATH."""
     candidates = [worker_pid] if worker_pid is not None else []
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
         lock = json.loads((claude_dir / "daemon.lock").read_text())
@@ -105,7 +136,14 @@ def _binary(claude_dir: Path, worker_pid: int | None) -> str:
         if pid_alive(pid):
             found = attach.claude_binary(pid)
             if found:
+                _seen_binaries[claude_dir] = found
                 return found
+    seen = _seen_binaries.get(claude_dir)
+    if seen is not None and os.access(seen, os.X_OK):
+        return seen
+    configured = shlex.split(os.environ.get("PMUX_WIDGET_CLAUDE", ""))
+    if configured and os.access(configured[0], os.X_OK):
+        return configured[0]
     found = attach.claude_binary(0)
     if found is None:
         raise ActionError("no `claude` binary found to reach the background session's host")
@@ -132,11 +170,12 @@ def run_cli_action(
 ) -> str:
     """``claude stop <job>`` or ``claude rm <job>``: what the CLI said. Refused (ActionError)
     for a session that is not a background one, or when the CLI says no."""
-    job = job_of(session, claude_dir)
+    command = "stop" if action == "stop" else "rm"
+    job = job_of(session, claude_dir) or _job_from_cli(session, claude_dir)
     if job is None:
         raise ActionError(
             f"{session.name} is not a Claude Code background session: only those can be "
-            f"{'stopped' if action == 'stop' else 'removed'} (claude {action} works on jobs)"
+            f"{'stopped' if action == 'stop' else 'removed'} (claude {command} works on jobs)"
         )
     if action == "stop" and (session.ended or not session.running):
         raise ActionError(f"{session.name} is not running: nothing to stop")
@@ -145,16 +184,12 @@ def run_cli_action(
     if record is not None:
         record(session.session_id, action)
     try:
-        result = attach.run_cli(
-            binary, ["stop" if action == "stop" else "rm", job], env, timeout=CLI_TIMEOUT_S
-        )
-    except (OSError, TimeoutError) as exc:
-        raise ActionError(f"claude {action} {job} did not run ({exc})") from None
-    except Exception as exc:  # subprocess.TimeoutExpired and kin
-        raise ActionError(f"claude {action} {job} did not finish ({exc})") from None
+        result = attach.run_cli(binary, [command, job], env, timeout=CLI_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ActionError(f"claude {command} {job} did not run ({exc})") from None
     said = (result.stdout + result.stderr).strip()
     if result.returncode != 0:
-        raise ActionError(f"claude {'rm' if action == 'remove' else 'stop'} {job}: {said}")
+        raise ActionError(f"claude {command} {job}: {said}")
     return said or f"{action} {job}"
 
 

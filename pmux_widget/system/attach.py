@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -191,6 +192,8 @@ def attached(binary: str, job: str, env: Mapping[str, str]) -> Iterator[PaneInfo
         if client_pid:
             _detach(server, pane_id, client_pid)
         server.close()
+        if client_pid:
+            _end(client_pid)
 
 
 def client_running(pane: PaneInfo) -> bool:
@@ -210,3 +213,16 @@ def _detach(server: _Server, pane_id: str, client_pid: int) -> None:
     deadline = time.monotonic() + DETACH_TIMEOUT_S
     while pid_alive(client_pid) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
+
+
+def _end(client_pid: int) -> None:
+    """The client of ours that outlived its server (it detaches on Ctrl+Z and on its terminal's
+    hang-up; a loaded machine can be slow to): TERM, then KILL, by its pid."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not pid_alive(client_pid):
+            return
+        with contextlib.suppress(OSError):
+            os.kill(client_pid, sig)
+        deadline = time.monotonic() + 1.0
+        while pid_alive(client_pid) and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
