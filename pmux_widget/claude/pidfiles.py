@@ -20,9 +20,16 @@ import psutil
 from pmux_widget.core.signals import Invalid, PidRecord, parse_pid_record
 from pmux_widget.system.processes import pid_alive, proc_stat
 
+from .background import mark_spare
 from .paths import ClaudeHome
 
-__all__ = ["is_alive", "process_start_ticks", "read_pid_file", "scan_pid_files"]
+__all__ = [
+    "is_alive",
+    "process_start_ticks",
+    "read_pid_file",
+    "scan_pid_files",
+    "spare_session",
+]
 
 #: Slack when comparing a process's create time (psutil: ~1 s precision) with ``startedAt``.
 START_SLACK_S = 2.0
@@ -43,7 +50,16 @@ def read_pid_file(path: str | os.PathLike[str]) -> PidRecord | Invalid:
         return Invalid(f"{os.fspath(path)}: larger than {MAX_PID_FILE} bytes")
     if not data.strip():
         return Invalid(f"{os.fspath(path)}: empty")
-    return parse_pid_record(data)
+    record = parse_pid_record(data)
+    return record if isinstance(record, Invalid) else mark_spare(record, path)
+
+
+def spare_session(config_dir: str | os.PathLike[str], pid: int, session_id: str) -> bool:
+    """The process ``pid`` is a spare background worker and ``session_id`` its own placeholder
+    session (what its ``SessionStart`` hook names): its PID file says so. A spare that took a
+    job names the job's session in its file, and that session is a real one."""
+    record = read_pid_file(Path(config_dir) / "sessions" / f"{pid}.json")
+    return isinstance(record, PidRecord) and record.spare and record.session_id == session_id
 
 
 def scan_pid_files(home: ClaudeHome) -> list[tuple[Path, PidRecord | Invalid]]:

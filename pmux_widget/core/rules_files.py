@@ -11,6 +11,7 @@ from typing import Literal
 
 from . import signals as sig
 from .model import PidStatus, Session, State, Tracking, clip, source_text
+from .rules_background import adopt, unspare
 from .transitions import (
     WORK_STATES,
     StepEdits,
@@ -64,7 +65,17 @@ def _hooked_turn_over(t: Tracking) -> tuple[State, PidCause]:
 def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
     rec = signal.record
     at = signal.at
+    if rec.spare or (rec.kind == "bg" and not rec.job_id):
+        unspare(step, signal)
+        return
     s = step.get(rec.session_id)
+    background = rec.background
+    if s is not None and background is None and (s.tracking.spare or s.background):
+        # a spare; or a process that is not the worker claims a background session (a
+        # record the poller made for an agent view in a pane): the worker's file decides
+        return
+    if s is not None and s.tracking.spare:  # taken for a spare, but a job has it after all
+        s = track(s, s.tracking.replace(spare=False))
     project = signal.project or project_of(rec.cwd)
     if s is None:
         s = Session(
@@ -96,6 +107,8 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
         tracking=t.replace(ended=False, gone_checks=0, active_at=max(t.active_at, at)),
     )
     s = named(s, s.project or project)  # a hook's cwd (where it runs now) names it first
+    if background is not None:
+        s = adopt(s, background)
     t = s.tracking
     if at >= t.decided_at and rec.status is not None:
         target: tuple[State, PidCause] | None = None
@@ -107,6 +120,10 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
             target = (State.BUSY, "pid:busy") if rec.status == "busy" else (State.IDLE, "pid:idle")
         elif rec.status == "idle" and s.state is State.BUSY and not s.background_tasks:
             target = _hooked_turn_over(t)
+        elif rec.status == "busy" and s.state is State.IDLE and s.background is not None:
+            # a respawned worker (kill -9): SessionStart(resume) and no prompt hook; its PID
+            # file says it works on
+            target = State.BUSY, "pid:busy"
         if target is not None:
             state, cause = target
             if state is State.NEEDS_INPUT and s.state is not State.NEEDS_INPUT:

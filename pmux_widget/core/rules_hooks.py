@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import signals as sig
 from .model import Session, State, Tracking, clip, source_text
+from .rules_background import from_agent_view, stop
 from .summaries import summarize_tool
 from .transitions import (
     StepEdits,
@@ -37,6 +38,8 @@ _KEEP_ID_END_REASONS = frozenset({"clear", "resume"})
 def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     at = signal.at
     session = step.get(signal.session_id)
+    if from_agent_view(session, signal) or (session is not None and session.tracking.spare):
+        return  # an agent view's notification, or a spare worker's hook: never a row
     if session is None:
         session = Session(
             session_id=signal.session_id,
@@ -52,7 +55,7 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     if not stale and not isinstance(signal, sig.SessionEnd):
         s = s.replace(running=True)  # a hook is proof of life
         t = t.replace(ended=False, gone_checks=0)
-    if signal.pane:
+    if signal.pane and session.background is None:  # a worker's TMUX_PANE is the daemon's
         t = t.replace(pane=signal.pane)
     if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
         t = t.replace(interactive=interactive_of(signal.entrypoint), entrypoint=signal.entrypoint)
@@ -99,7 +102,9 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
         if signal.source not in _SWITCH_SOURCES:  # mid-turn: nothing moves
             return s
         if not sub:
-            pane = signal.pane if signal.source in ("clear", "resume") else None
+            # a background worker's pane is whatever its daemon inherited: not its own
+            own_pane = signal.pane if s.background is None else None
+            pane = own_pane if signal.source in ("clear", "resume") else None
             retire_others(step, s.session_id, signal.pid or s.pid, pane, at)
         s = s.replace(
             compacting=False,
@@ -220,6 +225,8 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
     if isinstance(signal, sig.SessionEnd):
         if signal.reason in _KEEP_ID_END_REASONS:  # the id is about to change: nothing moves
             return s
+        if s.background is not None:  # claude stop: listed (stopped) until claude rm
+            return stop(s, "background:stopped", at, event)
         s = end(s, "hook", at, event)
         return move(s, State.IDLE, "hook", at, event)
 

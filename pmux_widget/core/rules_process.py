@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import signals as sig
 from .model import Cause, Session, State
+from .rules_background import stop
 from .rules_files import PidCause, pid_target
 from .transitions import StepEdits, because, end, move, named, project_of, track
 
@@ -44,11 +45,13 @@ def _strike(step: StepEdits, s: Session, cause: Cause, at: int, *, by_pane: bool
         return  # never identified: only the 10-minute rule (or its pane) may idle it
     if by_pane and step.now - t.first_seen < BOOT_WINDOW_MS:
         return
+    if s.background is not None and not s.running:
+        return  # stopped already; only the removal of its job ends it
     checks = t.gone_checks + 1
     if checks < GONE_CONFIRMATIONS:
         step.put(track(s, t.replace(gone_checks=checks)))
         return
-    step.put(end(s, cause, at))
+    step.put(stop(s, "background:stopped", at) if s.background else end(s, cause, at))
 
 
 def on_process_gone(step: StepEdits, signal: sig.ProcessGone) -> None:
@@ -117,7 +120,10 @@ def on_recover(step: StepEdits, signal: sig.Recover) -> None:
     if s is None or s.state is not State.UNKNOWN:
         return  # already decided (by a replayed hook), or nothing to verify
     if signal.process_running is False:
-        step.put(end(s, "recovery:process-gone", signal.at))
+        if s.background is not None:
+            step.put(stop(s, "background:stopped", signal.at))
+        else:
+            step.put(end(s, "recovery:process-gone", signal.at))
         return
     if signal.pid_status is not None:
         s = track(s, s.tracking.replace(pid_status=signal.pid_status))
@@ -140,7 +146,9 @@ def on_locate(step: StepEdits, signal: sig.Locate) -> None:
     s = step.get(signal.session_id)
     if s is None:
         return
-    s = s.replace(tmux=signal.tmux, ports=tuple(signal.ports))
+    # a background worker is in no pane, whatever pane its daemon descends from
+    tmux = signal.tmux if s.background is None else None
+    s = s.replace(tmux=tmux, ports=tuple(signal.ports))
     workspace = signal.workspace or (signal.tmux.session if signal.tmux else None) or s.project
     if workspace:
         s = s.replace(workspace=workspace)
@@ -159,6 +167,8 @@ def on_in_terminal(step: StepEdits, signal: sig.InTerminal) -> None:
     # the session, and a late answer about the old one must not move it.
     if s is None or s.pid != signal.pid or s.terminal == signal.terminal:
         return
+    if s.background is not None and signal.terminal is not None:
+        return  # its daemon may descend from a terminal's shell: the worker is not in it
     if s.ended and signal.terminal is not None:
         return
     step.put(s.replace(terminal=signal.terminal))

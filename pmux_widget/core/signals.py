@@ -41,6 +41,7 @@ from .hook_signals import (
 from .model import (
     PID_STATUSES,
     ActionName,
+    Background,
     PidStatus,
     Session,
     TerminalLocation,
@@ -55,6 +56,7 @@ __all__ = [
     "HOOK_EVENTS",
     "PID_STATUSES",
     "ActionTaken",
+    "BackgroundGone",
     "Dismiss",
     "HookSignal",
     "HubRestart",
@@ -137,6 +139,19 @@ class PidRecord:
     waiting_for: str | None = None
     updated_at: int | None = None
     status_updated_at: int | None = None
+    #: a background worker's job (``kind: "bg"``: what ``claude attach|stop|rm`` take)
+    job_id: str | None = None
+    #: a pre-warmed background worker no job claims: the PID file's ``spare: true``, or (the
+    #: runtime tells, 2.1.197 writes no flag) a ``bg`` worker whose job has no folder
+    spare: bool = False
+
+    @property
+    def background(self) -> Background | None:
+        """The background session this PID file is the worker of (None: not one, or a
+        spare)."""
+        if self.kind != "bg" or not self.job_id or self.spare:
+            return None
+        return Background(job=self.job_id, name=self.name or self.job_id)
 
     @property
     def event_time(self) -> int:
@@ -186,6 +201,8 @@ def parse_pid_record(data: object) -> PidRecord | Invalid:
         waiting_for=opt_str("waitingFor") if status == "waiting" else None,
         updated_at=opt_int("updatedAt"),
         status_updated_at=opt_int("statusUpdatedAt"),
+        job_id=opt_str("jobId"),
+        spare=data.get("spare") is True,
     )
 
 
@@ -210,6 +227,15 @@ class ProcessGone(Signal):
 
     session_id: str
     pid: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BackgroundGone(Signal):
+    """A background session's job is gone (``claude rm``: its folder under ``jobs/`` was
+    removed; no hook fires). A stopped or killed one only stops running: this ends it."""
+
+    session_id: str
+    job: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from . import signals as sig
 from .model import Change, Notification, Session, State
+from .rules_background import on_background_gone
 from .rules_files import on_interrupt, on_pid_file, on_transcript
 from .rules_hooks import on_hook
 from .rules_process import (
@@ -90,6 +91,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_locate(step, signal)
         case sig.InTerminal():
             on_in_terminal(step, signal)
+        case sig.BackgroundGone():
+            on_background_gone(step, signal)
     return step.finish()
 
 

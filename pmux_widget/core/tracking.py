@@ -78,6 +78,9 @@ class Tracking:
     pane: str | None = None
     #: an earlier session of the same Claude process sent hooks: this one's will come too
     process_hooked: bool = False
+    #: a pre-warmed background worker no job claims (its PID file says so): never a row,
+    #: and its hooks change nothing
+    spare: bool = False
     #: the last action delivered to this session and when: the state it leads to shows it
     action: ActionName | None = None
     action_at: int = 0
@@ -143,6 +146,7 @@ class TrackingChanges(TypedDict, total=False):
     asked_at: int
     pane: str | None
     process_hooked: bool
+    spare: bool
     action: ActionName | None
     action_at: int
     action_origin: str

@@ -114,6 +114,9 @@ Cause = Literal[
     "recovery:pid:idle",
     "recovery:pid:shell",
     "wait:background-agent",
+    "background:stopped",
+    "background:removed",
+    "pid:spare",
 ]
 
 #: What a user can do to a session from the widget, the API, the CLI or HTTP (``stop`` and

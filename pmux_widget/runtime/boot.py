@@ -16,11 +16,13 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from pmux_widget.claude.background import job_exists
 from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.claude.pidfiles import is_alive, scan_pid_files
 from pmux_widget.claude.transcript import TailResult
 from pmux_widget.core.model import Session, State, TranscriptEnding
 from pmux_widget.core.signals import (
+    BackgroundGone,
     HookSignal,
     HubRestart,
     Invalid,
@@ -41,6 +43,7 @@ from pmux_widget.system.projects import project_name
 
 __all__ = [
     "PidScan",
+    "gone_jobs",
     "live_pid_file",
     "named_hook",
     "own_pane",
@@ -236,8 +239,25 @@ def transcript_signals(session_id: str, path: str, result: TailResult) -> list[S
 
 
 def wants_pane(session: Session) -> bool:
-    """A running session with a pid whose pane is not known yet."""
-    return session.pid is not None and not session.ended and session.running and not session.tmux
+    """A running session with a pid whose pane is not known yet (a background session is in
+    none: its worker descends from the daemon)."""
+    return (
+        session.pid is not None
+        and not session.ended
+        and session.running
+        and not session.tmux
+        and session.background is None
+    )
+
+
+def gone_jobs(claude: ClaudeHome, sessions: Iterable[Session]) -> list[BackgroundGone]:
+    """Blocking (a stat per background session): the background sessions whose job folder
+    is gone (``claude rm``; no hook fires), as signals that end them."""
+    return [
+        BackgroundGone(at=now_ms(), session_id=s.session_id, job=s.background.job)
+        for s in sessions
+        if s.background is not None and not s.ended and not job_exists(claude, s.background.job)
+    ]
 
 
 def own_pane(session: Session) -> tmux.PaneInfo | None:

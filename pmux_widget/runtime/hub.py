@@ -27,6 +27,7 @@ import tornado.httpserver
 
 from pmux_widget._version import __version__
 from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.claude.pidfiles import spare_session
 from pmux_widget.core.model import ActionName, Change, Session, Transition
 from pmux_widget.core.signals import ActionTaken, Dismiss, HookSignal, SessionStart, Signal
 from pmux_widget.core.tracker import reduce
@@ -239,6 +240,9 @@ class Hub:
                 self._ancestor_cache[ppid] = pid
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
+                # a pre-warmed background worker's own placeholder session: never a row
+                if known is None and spare_session(self.claude_dir, pid, signal.session_id):
+                    return
         entry = self._entrypoint(signal, ppid, pid) if signal.live else None
         self.apply(named_hook(signal, pid, entry))
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.claude.pidfiles import spare_session
 from pmux_widget.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
 from pmux_widget.core.model import Session, TranscriptEnding
 from pmux_widget.core.signals import HookSignal, SessionStart, Signal
@@ -33,6 +34,7 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from .boot import (
+    gone_jobs,
     named_hook,
     own_pane,
     pane_signal,
@@ -115,6 +117,9 @@ class _Fleet:
             pid = processes.claude_ancestor(ppid)
             if pid is not None:
                 self.pids[signal.session_id] = pid
+                known = self.sessions.get(signal.session_id)
+                if known is None and spare_session(self.claude.root, pid, signal.session_id):
+                    return  # a pre-warmed background worker's placeholder: never a row
         self.apply(named_hook(signal, pid))
 
     def read(
@@ -147,6 +152,11 @@ class _Fleet:
     def _tailer(self, path: str) -> TranscriptTailer:
         cursor = self._cursor(path)
         return TranscriptTailer.from_cursor(path, cursor) if cursor else TranscriptTailer(path)
+
+    def jobs(self) -> None:
+        """End each background session whose job is gone (``claude rm``), as the poller does."""
+        for signal in gone_jobs(self.claude, list(self.sessions.values())):
+            self.apply(signal)
 
     def locate(self) -> None:
         """Each running session's tmux pane, from its own process (the hub's locator)."""
@@ -204,6 +214,7 @@ def file_fleet(
         current = lambda: fleet.sessions  # noqa: E731
         asyncio.run(recover_from_files(claude, scans, current, fleet.apply, fleet.read_ending))
         fleet.read_transcripts(include_ended)
+        fleet.jobs()
         fleet.locate()
         fleet.in_terminals(home)
     finally:

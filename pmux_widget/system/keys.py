@@ -100,6 +100,8 @@ def find_pane(pid: int, *, scan: bool = True) -> PaneInfo | None:
     it among ``pid``'s ancestors — one tmux call. Else, with ``scan``, every pane of every
     server is looked at (a /proc pass and a tmux call per server: not for every new session).
     """
+    if processes.under_daemon(pid):
+        return None  # a background worker: its daemon's pane (if any) is not its own
     named = _pane_from_environ(pid)
     if named is not None or not scan:
         return named

@@ -17,6 +17,7 @@ import psutil
 __all__ = [
     "children_map",
     "claude_ancestor",
+    "claude_role",
     "environ_value",
     "is_claude_pid",
     "is_claude_process",
@@ -25,6 +26,7 @@ __all__ = [
     "print_mode",
     "process_facts",
     "same_process",
+    "under_daemon",
 ]
 
 #: Slack when comparing a process's create time (psutil: 10 ms ticks, a clock that may have
@@ -34,11 +36,62 @@ IDENTITY_SLACK_MS = 2_000
 _MAX_WALK = 8
 
 
+def _claude_name(name: str) -> bool:
+    """A process name the native CLI runs under: ``claude`` (the title it sets), or
+    ``claude.exe`` (the binary's own name: 2.1.197's background workers, pty hosts and daemon
+    keep it)."""
+    return name == "claude" or name.startswith("claude ") or name == "claude.exe"
+
+
+def claude_role(pid: int) -> str | None:
+    """What a Claude Code process is besides a session, from its argv: ``daemon`` (``claude
+    daemon run``: hosts background sessions), ``pty-host`` (``--bg-pty-host``), ``spare``
+    (``--bg-spare``: a pre-warmed worker; one that took a job keeps this argv, so only its
+    PID file tells), ``view`` (``claude agents``), ``attach`` (``claude attach``); None: a
+    session's CLI (or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = [a.decode(errors="replace") for a in handle.read().split(b"\0") if a]
+    except OSError:
+        return None
+    if "--bg-pty-host" in args or "bg-pty-host" in args[1:2]:
+        return "pty-host"
+    if "--bg-spare" in args:
+        return "spare"
+    words = [a for a in args[1:] if not a.startswith("-")]
+    if words[:2] == ["daemon", "run"]:
+        return "daemon"
+    if words[:1] == ["agents"]:
+        return "view"
+    if words[:1] == ["attach"]:
+        return "attach"
+    return None
+
+
+def under_daemon(pid: int) -> bool:
+    """``pid`` descends from Claude Code's background daemon (through a pty host): a
+    background worker, wherever the daemon itself was started (a tmux pane, a terminal)."""
+    current = pid
+    for _ in range(_MAX_WALK + 4):
+        info = proc_stat(current)
+        if info is None or len(info[1]) < 2:
+            return False
+        parent = int(info[1][1])
+        if parent <= 1:
+            return False
+        parent_info = proc_stat(parent)
+        is_claude = parent_info is not None and _claude_name(parent_info[0])
+        if is_claude and claude_role(parent) in ("daemon", "pty-host"):
+            return True
+        current = parent
+    return False
+
+
 def is_claude_process(proc: psutil.Process) -> bool:
     """True for a Claude Code CLI process (native ``claude`` or ``node …/claude-code/cli.js``)."""
     try:
         name = proc.name()
-        if name == "claude" or name.startswith("claude "):
+        if _claude_name(name):
             return True
         if name in ("node", "bun"):
             return any("claude-code" in part for part in proc.cmdline()[:3])
@@ -71,7 +124,7 @@ def is_claude_pid(pid: int) -> bool:
     if info is None:
         return False
     name = info[0]
-    if name == "claude" or name.startswith("claude "):
+    if _claude_name(name):
         return True
     if name in ("node", "bun"):
         try:
@@ -132,7 +185,7 @@ def claude_ancestor(pid: int | None) -> int | None:
         if info is None or len(info[1]) < 2:
             return _claude_ancestor_psutil(current)
         name, parent = info[0], int(info[1][1])
-        if name == "claude" or name.startswith("claude "):
+        if _claude_name(name):
             return current
         if name in ("node", "bun"):
             try:

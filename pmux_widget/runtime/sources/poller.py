@@ -17,7 +17,7 @@ from pmux_widget.system import processes, tmux
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.projects import project_name
 
-from ..boot import live_pid_file, own_pane, pane_signal, process_runs, wants_pane
+from ..boot import gone_jobs, live_pid_file, own_pane, pane_signal, process_runs, wants_pane
 from ..protocols import HubView
 from .runner import Runner
 
@@ -110,6 +110,8 @@ async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = No
                     project=project_name(path),
                 )
             )
+    for signal in facts.get("gone_jobs", ()):
+        hub.apply(signal)
     # live: what it finds happens now (it never notifies: it moves nothing into attention)
     hub.apply(PollTick(at=now_ms(), alive=facts["alive"], exited=facts.get("exited", frozenset())))
 
@@ -145,8 +147,10 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             families[session.session_id] = [pid, *processes.descendants(pid, tree, depth=4)]
     ports = processes.listening_ports_by_family(families)
     where: dict[str, tuple[Any, list[int], int | None, str | None]] = {}
+    background = {s.session_id for s in sessions if s.background is not None}
     for session_id, family in families.items():
-        found = pane_of_pid.get(family[0])
+        # a background worker is in no pane, even when its daemon descends from one
+        found = pane_of_pid.get(family[0]) if session_id not in background else None
         where[session_id] = (
             found.location if found else None,
             ports[session_id],
@@ -154,7 +158,14 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             (found.current_path or None) if found else None,
         )
     new = discover(claude, panes, tree, sessions) if claude is not None else []
-    return {"alive": alive, "where": where, "found": new, "exited": frozenset(exited)}
+    jobs = gone_jobs(claude, sessions) if claude is not None else []
+    return {
+        "alive": alive,
+        "where": where,
+        "found": new,
+        "exited": frozenset(exited),
+        "gone_jobs": jobs,
+    }
 
 
 def _claude_left_its_pane(
@@ -196,6 +207,8 @@ def discover(
         for pid in (pane.shell_pid, *processes.descendants(pane.shell_pid, tree, depth=3)):
             if pid in known_pids or not processes.is_claude_pid(pid):
                 continue
+            if processes.claude_role(pid) is not None:
+                continue  # an agent view, a daemon, its pty hosts and workers: no session here
             facts = processes.process_facts(pid)
             if facts is None:
                 continue

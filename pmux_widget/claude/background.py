@@ -1,0 +1,41 @@
+"""Claude Code's background sessions on disk (``claude --bg``, the agent view): which PID file
+is a spare worker, and whether a job still exists.
+
+The daemon keeps one folder per job, ``<config>/jobs/<job>/`` (``state.json``, the timeline):
+``claude stop`` leaves it, ``claude rm`` removes it. Pre-warmed spare workers write a ``bg``
+PID file too, with a job id of their own that no job folder has (2.1.332 sometimes adds
+``"spare": true``; 2.1.197 never): a ``bg`` worker whose job has no folder is a spare.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from pmux_widget.core.signals import PidRecord
+
+from .paths import ClaudeHome
+
+__all__ = ["job_dir", "job_exists", "mark_spare"]
+
+
+def job_dir(config_dir: str | os.PathLike[str], job: str) -> Path:
+    return Path(config_dir) / "jobs" / job
+
+
+def job_exists(home: ClaudeHome, job: str) -> bool:
+    """The job's folder is there (a stopped job's too): ``claude rm`` removes it."""
+    return "/" not in job and job_dir(home.root, job).is_dir()
+
+
+def mark_spare(record: PidRecord, pid_file: str | os.PathLike[str]) -> PidRecord:
+    """``record`` (read from ``<config>/sessions/<pid>.json``) with ``spare`` set when it is a
+    background worker no job claims."""
+    if record.kind != "bg" or record.spare:
+        return record
+    job = record.job_id
+    config = Path(pid_file).parent.parent
+    if job and "/" not in job and job_dir(config, job).is_dir():
+        return record
+    return dataclasses.replace(record, spare=True)

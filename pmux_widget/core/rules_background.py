@@ -1,0 +1,90 @@
+"""The rules of Claude Code's own background sessions (``claude --bg``, ``/background``, the
+agent view ``claude agents``): who is one, where it is not, and how it stops and goes.
+
+A background session is its worker's PID file (``kind: "bg"``, ``jobId``, ``name``): it is
+never in a tmux pane or a terminal, whatever ``TMUX_PANE`` its hooks carry (the daemon that
+runs it inherited the pane of whatever started it). Never a session: a pre-warmed spare
+worker, and the agent view, whose ``agent_needs_input`` / ``agent_completed`` notifications
+come under the VIEW's session id. A stopped or killed worker stops running but stays a row
+(``claude agents`` still lists it, and the daemon may respawn it); ``claude rm`` ends it.
+"""
+
+from __future__ import annotations
+
+from . import signals as sig
+from .model import Background, Cause, Session, State
+from .transitions import WORK_STATES, StepEdits, because, end, move, track
+
+__all__ = [
+    "AGENT_VIEW_NOTIFICATIONS",
+    "adopt",
+    "from_agent_view",
+    "on_background_gone",
+    "stop",
+    "unspare",
+]
+
+#: What an agent view fires (under its own session id) for the sessions it lists.
+AGENT_VIEW_NOTIFICATIONS = frozenset({"agent_needs_input", "agent_completed"})
+
+
+def from_agent_view(known: Session | None, signal: sig.HookSignal) -> bool:
+    """A hook that must not create or change a row: an agent view's notification about a
+    background session (the session it names has its own hooks and PID file). A session's
+    own ``agent_needs_input`` (auto mode's "can't check" dialog, 2.1.332) comes from a
+    session already known by its earlier hooks; the view's never from a known one."""
+    if not isinstance(signal, sig.Notification):
+        return False
+    if signal.notification_type not in AGENT_VIEW_NOTIFICATIONS:
+        return False
+    if known is None or known.tracking.spare:
+        return True
+    # known only from notifications of this kind: a view that named itself before this rule
+    t = known.tracking
+    return not (t.pid_status or t.prompt_at or known.background or known.transcript_path)
+
+
+def adopt(s: Session, background: Background) -> Session:
+    """The session runs in the background: its job and name; no pane, no terminal."""
+    if s.background == background and s.tmux is None and s.terminal is None:
+        return s if s.tracking.pane is None else track(s, s.tracking.replace(pane=None))
+    return s.replace(
+        background=background, tmux=None, terminal=None, tracking=s.tracking.replace(pane=None)
+    )
+
+
+def stop(s: Session, cause: Cause, at: int, event: str | None = None) -> Session:
+    """A background session's worker stopped (``claude stop``) or died (kill -9): not
+    running, work states fall back to idle; it stays a row until its job is removed."""
+    stopped = s.replace(
+        running=False,
+        subagents=0,
+        compacting=False,
+        current_tool=None,
+        tool_summary=None,
+        tracking=s.tracking.replace(
+            gone_checks=0, subagent_ids=(), pid_status=None, waiting_for=None
+        ),
+    )
+    if s.state in WORK_STATES:
+        stopped = move(stopped, State.IDLE, cause, at, event)
+    if stopped.state is State.IDLE:
+        stopped = because(stopped, cause, event)
+    return stopped
+
+
+def unspare(step: StepEdits, signal: sig.PidFile) -> None:
+    """A spare's PID file: a row its hooks made before the file was read ends, silently
+    (``pid:spare``), and stays ignored; no row is made for it."""
+    s = step.get(signal.record.session_id)
+    if s is None or s.tracking.spare or s.background is not None or s.tracking.prompt_at:
+        return  # nothing shown; or a session with a job or a prompt: no spare has either
+    gone = end(s, "pid:spare", signal.at)
+    step.put(track(gone, gone.tracking.replace(spare=True)))
+
+
+def on_background_gone(step: StepEdits, signal: sig.BackgroundGone) -> None:
+    s = step.get(signal.session_id)
+    if s is None or s.ended or s.background is None or s.background.job != signal.job:
+        return
+    step.put(end(s, "background:removed", signal.at))
