@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import psutil
 import pytest
 
+from pmux_widget import cli
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_env import OLDEST
@@ -187,7 +188,12 @@ def test_a_refused_action_types_nothing(bgs: Bg) -> None:
     assert shown.dialog is not None and shown.dialog.selected is not None
     assert shown.dialog.selected.label == "Yes"  # no arrow reached it
     assert _no_attach_left(bgs.bg)
-    act(bgs.hub, sid, "remove", record=bgs.hub.record_action)  # rm works on a running one too
+    # pmux-widget remove <prefix>: the CLI asks the live hub (HTTP), which runs claude rm (a
+    # running session too); a session that is no background one is refused with exit 2
+    home, claude_dir = str(bgs.hub.home.root), str(bgs.bg.env.config_dir)
+    base = ["--home", home, "--claude-home", claude_dir]
+    assert cli.main([*base, "stop", "nosuchsession"]) == 2
+    assert cli.main([*base, "remove", sid[:12]]) == 0
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
 
 
