@@ -351,6 +351,7 @@ def test_the_agents_tutorial_is_a_valid_notebook_that_starts_sessions() -> None:
     nbformat.validate(notebook)
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     assert "pmux_widget.new_session(" in code and "session.ask(" in code
+    assert 'where="background"' in code and "session.remove()" in code  # issue 26
     # its flow, with the real CLI: tests/real_claude/test_terminal_new_session.py
 
 
