@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devtools.background_notes import BACKGROUND_SESSIONS
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import (
     CLI_VERSIONS,
@@ -1983,6 +1984,7 @@ def render_doc(out: Path) -> str:
         "",
     ]
     lines += render_differences(by_version)
+    lines += BACKGROUND_SESSIONS
     for version, tls in by_version.items():
         lines += _render_version(version, tls)
     return "\n".join(lines)

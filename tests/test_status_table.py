@@ -264,3 +264,35 @@ def test_watch_redraws_in_place_and_exits_cleanly_on_ctrl_c(tmp_path: Path) -> N
             proc.kill()
             proc.wait(10)
         os.close(leader)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_background_session_says_background_where_a_pane_would_be(as_json: bool) -> None:
+    """Claude Code's own background session (issue 26): its name and "background" in the NAME
+    column (it has no pane); a stopped one says it does not run."""
+    from pmux_widget.core.model import Background
+
+    waiting = Session(
+        "bgwait-0007",
+        State.NEEDS_INPUT,
+        running=True,
+        state_since=NOW - 5_000,
+        project="acme-api",
+        background=Background("84ed038b", "late-a"),
+        source="pid:waiting",
+    )
+    stopped = waiting.replace(
+        session_id="bgstop-0008",
+        state=State.IDLE,
+        running=False,
+        background=Background("319062b3", "late-b"),
+        source="background:stopped",
+    )
+    sessions = [waiting, stopped]
+    snapshot = {"sessions": [s.to_json() if as_json else s for s in sessions], "counts": {}}
+    table = format_table(snapshot, NOW, width=200)
+    print(table)
+    assert "acme-api (background: late-a)" in " ".join(_row(table, "bgwait-0007"))
+    stopped_line = " ".join(_row(table, "bgstop-0008"))
+    assert "acme-api (background: late-b)" in stopped_line
+    assert "not running · stopped" in stopped_line

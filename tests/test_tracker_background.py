@@ -121,7 +121,7 @@ def test_two_workers_on_a_dialog_and_one_busy_are_two_needs_input_and_one_busy()
         assert session.running and session.pid == pid
         assert session.background == Background(sid[:8], f"name-{sid[:8]}")
         assert session.tmux is None and session.tracking.pane is None
-        assert " (" not in session.name  # no pane in its name
+        assert session.name == f"acme-api (background: name-{sid[:8]})"  # no pane in it
 
 
 def test_the_agent_views_notifications_never_make_or_change_a_row():

@@ -297,9 +297,9 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "recovery:process-gone": "exited while the hub was down",
   "recovery:transcript": "finished while the hub was down",
   "recovery:interrupt": "interrupted while the hub was down",
-  "background:stopped": "stopped (background session)",
+  "background:stopped": "stopped",
   "background:removed": "removed (claude rm)",
-  "pid:spare": "a spare background worker, not a session",
+  "pid:spare": "a spare worker, not a session",
   "wait:background-agent": "waiting for a background agent"
 };
 

@@ -86,6 +86,27 @@ describe("row contents", () => {
     expect(q(row, ".pmux-name").title).toContain("session a");
   });
 
+  it("a background session says so where a pane would be, and in its name's tooltip", async () => {
+    const { root } = await show([
+      makeRow({
+        session_id: "bg",
+        state: "needs-input",
+        project: "acme",
+        workspace: "acme",
+        name: "acme (background: late-a)",
+        background: { job: "84ed038b", name: "late-a" },
+      }),
+      makeRow({ session_id: "pane", state: "busy", project: "acme", workspace: "acme" }),
+    ]);
+    const row = rowEl(root, "bg");
+    expect(q(row, ".pmux-name").textContent).toContain("(background: late-a)");
+    q(row, ".pmux-name").dispatchEvent(new Event("pointerover", { bubbles: true }));
+    const title = q(row, ".pmux-name").title;
+    expect(title).toContain("background session “late-a” (job 84ed038b)");
+    expect(title).toContain("claude attach 84ed038b");
+    expect(q(rowEl(root, "pane"), ".pmux-name").title).not.toContain("background session");
+  });
+
   it("busy without a tool says it is thinking", async () => {
     const { root } = await show([makeRow({ session_id: "a", state: "busy", activity: null, last_prompt: null, source: "" })]);
     expect(lines(rowEl(root, "a"))).toEqual(["thinking", ""]);

@@ -4,12 +4,15 @@ is a spare worker, and whether a job still exists.
 The daemon keeps one folder per job, ``<config>/jobs/<job>/`` (``state.json``, the timeline):
 ``claude stop`` leaves it, ``claude rm`` removes it. Pre-warmed spare workers write a ``bg``
 PID file too, with a job id of their own that no job folder has (2.1.332 sometimes adds
-``"spare": true``; 2.1.197 never): a ``bg`` worker whose job has no folder is a spare.
+``"spare": true``; 2.1.197 never): a ``bg`` worker whose job has no folder is a spare, and so
+is one the daemon's roster (``daemon/roster.json``) says it dispatched as a spare (2.1.197's
+first worker: ``bg spawned <job> (spare)`` in ``daemon.log``, with a job folder).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -36,6 +39,25 @@ def mark_spare(record: PidRecord, pid_file: str | os.PathLike[str]) -> PidRecord
         return record
     job = record.job_id
     config = Path(pid_file).parent.parent
-    if job and "/" not in job and job_dir(config, job).is_dir():
+    if job and "/" not in job and job_dir(config, job).is_dir() and not _roster_spare(config, job):
         return record
     return dataclasses.replace(record, spare=True)
+
+
+#: A roster bigger than this is not read (it holds a few KB per worker).
+_MAX_ROSTER = 4 << 20
+
+
+def _roster_spare(config: Path, job: str) -> bool:
+    """The daemon's roster says the job's worker was dispatched as a spare (2.1.197 spawns
+    one with a job folder of its own, which ``claude agents`` does not list)."""
+    path = config / "daemon" / "roster.json"
+    try:
+        if path.stat().st_size > _MAX_ROSTER:
+            return False
+        roster = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    worker = roster.get("workers", {}).get(job) if isinstance(roster, dict) else None
+    dispatch = worker.get("dispatch") if isinstance(worker, dict) else None
+    return isinstance(dispatch, dict) and dispatch.get("source") == "spare"

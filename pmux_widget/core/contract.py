@@ -432,9 +432,9 @@ SOURCE_LABELS: Mapping[str, str] = {
     "recovery:process-gone": "exited while the hub was down",
     "recovery:transcript": "finished while the hub was down",
     "recovery:interrupt": "interrupted while the hub was down",
-    "background:stopped": "stopped (background session)",
+    "background:stopped": "stopped",
     "background:removed": "removed (claude rm)",
-    "pid:spare": "a spare background worker, not a session",
+    "pid:spare": "a spare worker, not a session",
     # Not sent yet: the tracker does not tell a turn that waits for a background agent apart.
     "wait:background-agent": "waiting for a background agent",
 }

@@ -312,9 +312,12 @@ class Session:
 
     @property
     def name(self) -> str:
-        """A short human name: the project, plus the tmux window.pane when known."""
+        """A short human name: the project, plus where it runs: the tmux window.pane, the
+        JupyterLab terminal, or "background" and its name (Claude Code's background session)."""
         base = self.project or (self.cwd.rstrip("/").rsplit("/", 1)[-1] if self.cwd else None)
         base = base or self.session_id[:8]
+        if self.background:
+            return f"{base} (background: {self.background.name or self.background.job})"
         if self.tmux:
             return f"{base} ({self.tmux.session}:{self.tmux.window}.{self.tmux.pane})"
         if self.terminal:

@@ -30,6 +30,9 @@ from typing import Any
 
 import psutil
 
+from pmux_widget.claude.pidfiles import read_pid_file
+from pmux_widget.core.signals import PidRecord
+
 from .claude_env import ClaudeEnv, wait_until
 
 __all__ = ["BgClaude", "env_processes"]
@@ -142,6 +145,21 @@ class BgClaude:
 
         return wait_until(check, timeout=timeout, what=f"job {job} PID file status {status}")
 
+    def spares(self) -> list[int]:
+        """Pids of the live pre-warmed spare workers (as pmux-widget's PID-file reader tells)."""
+        found = []
+        for path in sorted(self.env.sessions_dir.glob("*.json")):
+            record = read_pid_file(path)
+            if isinstance(record, PidRecord) and record.spare and psutil.pid_exists(record.pid):
+                found.append(record.pid)
+        return found
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """If a daemon runs, wait until it has a spare worker up: a job dispatched to a spare
+        still booting was seen to hang on 2.1.197 under load (no hook, no status, ever)."""
+        if self.daemon_pid() is not None:
+            wait_until(self.spares, timeout=timeout, what="a spare worker of the daemon")
+
     def daemon_pid(self) -> int | None:
         """The daemon's pid, from the config dir's ``daemon.lock`` (None: none started)."""
         with contextlib.suppress(OSError, ValueError):
@@ -177,6 +195,14 @@ class BgClaude:
         self.view_pane = pane
         wait_until(lambda: self.view_screen().strip(), timeout=timeout, what="the agent view drawn")
         return pane
+
+    def pane_env(self) -> dict[str, str]:
+        """``TMUX`` and ``TMUX_PANE`` as a shell in the agent view's pane has them: what a
+        ``claude --bg`` typed there (and the daemon it may start) inherits."""
+        socket_path, server_pid = self.tmux(
+            "display-message", "-p", "-t", self.view_pane or "view", "#{socket_path} #{pid}"
+        ).split()
+        return {"TMUX": f"{socket_path},{server_pid},0", "TMUX_PANE": self.view_pane or ""}
 
     def view_screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.view_pane or "view")

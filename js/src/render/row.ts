@@ -64,7 +64,9 @@ export const KERNEL_BUSY_AFTER_MS = 1000;
 export const KERNEL_BUSY_NOTE =
   "waiting for the kernel: Jupyter delivers clicks when the running cell ends";
 
-/** The key rows are grouped by (tmux session, else project directory). */
+/** The key rows are grouped by (tmux session, else project directory). A background session
+ * (no pane) stays with its folder's rows, not in a group of its own: it is that project's work,
+ * and its name already says "background". */
 export function workspaceOf(row: Row): string {
   return row.workspace || row.project || "other";
 }
@@ -400,6 +402,12 @@ export function unattendedTitle(label: string): string {
   return `${how}: nobody sits at it, so a finished turn waits for no one (no review, no notification)`;
 }
 
+/** What the name's tooltip says of Claude Code's own background session (no pane: its
+ * daemon runs it; `claude attach <job>` opens it in a terminal). */
+export function backgroundSessionText(bg: { job: string; name: string }): string {
+  return `background session “${bg.name || bg.job}” (job ${bg.job}): run by Claude Code's daemon, in no pane · claude attach ${bg.job}`;
+}
+
 /** "2 background agents · 1 background shell" (tasks its last turn left running). */
 export function backgroundText(row: Row): string {
   const running = row.background_tasks.filter((t) => t.status === "running");
@@ -439,5 +447,6 @@ function nameTitle(row: Row): string {
     lines.push(`pid ${row.pid}` + (row.ports.length ? ` · ports ${row.ports.join(", ")}` : ""));
   }
   if (row.tmux?.title) lines.push(`pane title ${row.tmux.title}`);
+  if (row.background) lines.push(backgroundSessionText(row.background));
   return lines.join("\n");
 }
