@@ -180,6 +180,11 @@ def dialog_token(session: Session) -> str:
     return f"{session.state.value}:{session.state_since}:{session.tool_summary or ''}"
 
 
+#: How long a background session's peek is reused while its state stays the same.
+BG_PEEK_TTL_S = 15.0
+_bg_peeks: dict[str, tuple[tuple[str, str, int], float, Peek]] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Peek:
     """The last lines of a session's pane (read-only) and the dialog on it, if any."""
@@ -202,6 +207,12 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
             "open that terminal to see it"
         ) from None
     except background_actions.InBackground as background:
+        # Each read is a `claude attach` (a CLI start): an open peek, re-read every 2 s, reads
+        # a background session again only once its state moved or BG_PEEK_TTL_S passed.
+        key = (session_id, dialog_token(session), lines)
+        kept = _bg_peeks.get(session_id)
+        if kept is not None and kept[0] == key and time.monotonic() - kept[1] < BG_PEEK_TTL_S:
+            return kept[2]
         with background_actions.attached(view.claude_dir, background.worker) as attached:
             _screen_showing(
                 attached,
@@ -209,7 +220,11 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
                 ATTACH_GRACE_S,
             )
             text = keys.capture(attached)
-        return Peek(last_lines(text, lines), parse_screen(text).dialog)
+        seen = Peek(last_lines(text, lines), parse_screen(text).dialog)
+        if len(_bg_peeks) > 256:  # ended sessions' entries: never read again
+            _bg_peeks.clear()
+        _bg_peeks[session_id] = (key, time.monotonic(), seen)
+        return seen
     text = keys.capture(target)
     return Peek(last_lines(text, lines), parse_screen(text).dialog)
 
