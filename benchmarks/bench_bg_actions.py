@@ -14,6 +14,7 @@ deny come 1.2 s after the dialog asks, as a click after reading it does.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -143,6 +144,16 @@ def _one(
     return (min(found) - t0) * 1000, (drawn - t0) * 1000
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?<>]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+
+
+def _streaming(bg: BgClaude, job: str, round_: int) -> bool:
+    """Round ``round_``'s slow answer has begun (``claude logs``: the session's screen)."""
+    # the TUI moves the cursor between words: each escape counts as a space
+    screen = " ".join(_ANSI.sub(" ", bg.run("logs", job).stdout).split())
+    return "line 1 of the slow answer" in screen.split(f"({round_})")[-1]
+
+
 def _state(hub: Hub, sid: str, *states: State, timeout: float = 60.0) -> None:
     wait_until(
         lambda: hub.fleet[sid].state in states and hub.fleet[sid].running,
@@ -199,7 +210,9 @@ def _version(version: str, n: int) -> dict[str, list[tuple[float, float]]]:
                         _one(hub, sid, clock, statuses, "send", text=f"stream slowly ({i})")
                     )
                     _state(hub, sid, State.BUSY)
-                    wait_until(lambda: statuses.now() == "busy", 30, "busy")  # type: ignore[union-attr]
+                    # the answer streams (an Esc before its first token puts the prompt back
+                    # in the box instead): read from the CLI's own log of the screen
+                    wait_until(lambda i=i: _streaming(bg, job, i), 60, "the answer streams")
                     samples["interrupt"].append(_one(hub, sid, clock, statuses, "interrupt"))
                     log(f"P19 {version} round {i + 1}/{n}")
         finally:
