@@ -40,6 +40,7 @@ MODULES = [
     ("kill", "benchmarks.bench_kill"),
     ("notify", "benchmarks.bench_notify"),
     ("terminal", "benchmarks.bench_terminal_actions"),
+    ("bg", "benchmarks.bench_bg_actions"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),

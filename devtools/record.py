@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devtools.background_acting_notes import ACTING_ON_BACKGROUND
 from devtools.background_notes import BACKGROUND_SESSIONS
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import (
@@ -1985,6 +1986,7 @@ def render_doc(out: Path) -> str:
     ]
     lines += render_differences(by_version)
     lines += BACKGROUND_SESSIONS
+    lines += ACTING_ON_BACKGROUND
     for version, tls in by_version.items():
         lines += _render_version(version, tls)
     return "\n".join(lines)

@@ -167,19 +167,23 @@ def new_session(
     where: str = "terminal",
     permission_mode: str | None = None,
     timeout: float = 90.0,
+    name: str | None = None,
 ) -> Session:
     """Start ``claude`` in a new JupyterLab terminal (``where="terminal"``, through the
     Jupyter server this kernel runs under) or tmux window (``"tmux"``) in ``cwd``, with
     ``prompt`` as its first prompt and ``permission_mode`` (``claude --permission-mode``);
-    returns its Session once its first hook or PID file arrived (with a prompt: once that
-    prompt's turn began, so ``await session.ask()`` gets its answer). Raises
-    ``pmux_widget.starting.LaunchError`` with the reason when it cannot start there (no
-    terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux)."""
+    or, with ``where="background"``, a Claude Code background session (``claude --bg``, named
+    ``name``; it needs a prompt), answered like any other (``approve()``, ``await ask()``,
+    …; ``stop()``, ``remove()``). Returns its Session once its first hook or PID file arrived
+    (with a prompt: once that prompt's turn began, so ``await session.ask()`` gets its
+    answer). Raises ``pmux_widget.starting.LaunchError`` with the reason when it cannot start
+    there (no terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux;
+    ``claude --bg`` failed)."""
     from pmux_widget.starting import new_session as start_one
 
-    if where not in ("terminal", "tmux"):
-        raise ValueError('where must be "terminal" or "tmux"')
-    return start_one(hub(), cwd, prompt, where, permission_mode, timeout)  # type: ignore[arg-type]
+    if where not in ("terminal", "tmux", "background"):
+        raise ValueError('where must be "terminal", "tmux" or "background"')
+    return start_one(hub(), cwd, prompt, where, permission_mode, timeout, name)  # type: ignore[arg-type]
 
 
 def to_dataframe() -> pandas.DataFrame:

@@ -276,7 +276,8 @@ def post_action(
 
 
 def cmd_action(args: argparse.Namespace) -> int:
-    """approve / deny / interrupt / send: through the live hub (exit 0 delivered, 2 refused).
+    """approve / deny / interrupt / send / stop / remove: through the live hub (exit 0
+    delivered, 2 refused).
     With no hub running, one is started here for the action and stopped after it."""
     home, claude_dir = _paths(args)
     text = getattr(args, "text", None)
@@ -404,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("deny", 'choose "No" in the session\'s permission dialog'),
         ("interrupt", "press Esc in the session (stops its turn, or a dialog)"),
         ("send", "type a prompt into the session and submit it"),
+        ("stop", "stop a Claude Code background session (claude stop <job>)"),
+        ("remove", "remove a Claude Code background session (claude rm <job>)"),
     ):
         p = sub.add_parser(name, help=f"{what} (exit 0 delivered, 2 refused)")
         p.add_argument("session", help="a session id or a unique prefix of one")

@@ -4,7 +4,9 @@ tmux window) and get its :class:`Session` once the hub knows it.
 A terminal belongs to a Jupyter server, so ``where="terminal"`` asks that server
 (``POST {base}pmux/api/sessions/new``, with the token of its runtime file in Jupyter's runtime
 dir): the server this kernel runs under when there is one, else the one whose extension
-publishes terminals. ``where="tmux"`` opens the window here (``system.launch``).
+publishes terminals. ``where="tmux"`` opens the window here (``system.launch``), and
+``where="background"`` runs ``claude --bg`` here: a session of the CLI's own daemon, in no
+terminal (answered through ``claude attach``, see ``runtime.background_actions``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from pmux_widget.core.model import Session, State
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import jupyter_terminals
 from pmux_widget.system.jupyter_terminals import ancestors
-from pmux_widget.system.launch import LaunchError, check_request, claude_command, start_in_tmux
+from pmux_widget.system.launch import (
+    LaunchError,
+    check_request,
+    claude_command,
+    start_in_background,
+    start_in_tmux,
+)
 
 __all__ = ["LaunchError", "jupyter_servers", "new_session"]
 
@@ -89,14 +97,17 @@ def new_session(
     hub: Hub,
     cwd: str | os.PathLike[str],
     prompt: str | None = None,
-    where: Literal["terminal", "tmux"] = "terminal",
+    where: Literal["terminal", "tmux", "background"] = "terminal",
     permission_mode: str | None = None,
     timeout: float = START_TIMEOUT_S,
+    name: str | None = None,
 ) -> Session:
     """Open a new terminal (or tmux window) in ``cwd`` running ``claude`` (with ``prompt`` as
-    its first prompt), and return its Session once ``hub`` knows it (with a prompt: once that
-    prompt's turn began, so ``await session.ask()`` waits for its answer); LaunchError with the
-    reason when it cannot start, TimeoutError when no hook or PID file came in time."""
+    its first prompt), or with ``where="background"`` a Claude Code background session
+    (``claude --bg``, named ``name``; a prompt is required), and return its Session once
+    ``hub`` knows it (with a prompt: once that prompt's turn began, so ``await session.ask()``
+    waits for its answer); LaunchError with the reason when it cannot start, TimeoutError when
+    no hook or PID file came in time."""
     folder = str(Path(cwd).expanduser().resolve())
     reason = check_request(folder, prompt, permission_mode, where)
     if reason:
@@ -109,6 +120,17 @@ def new_session(
             return (s.tmux is not None and s.tmux.pane == pane) or s.tracking.pane == pane
 
         what = f"tmux pane {pane}"
+    elif where == "background":
+        assert prompt is not None  # check_request refuses a background session without one
+        job = start_in_background(folder, prompt, permission_mode, name)
+
+        def matches(s: Session) -> bool:
+            background = s.background
+            if background is not None:
+                return background.job == job
+            return s.session_id.startswith(job)
+
+        what = f"background job {job}"
     else:
         body = {"cwd": folder, "prompt": prompt, "permission_mode": permission_mode}
         name = str(_ask_server({**body, "where": "terminal"})["terminal"])

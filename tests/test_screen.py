@@ -26,6 +26,8 @@ def screen(name: str) -> str:
         ("2.1.197/write-dialog.txt", "Create file", "sim-5.md", [], ["Down"] * 2),
         ("2.1.332-manual/bash-dialog.txt", "Bash command", "touch sim-1.txt", [], ["Down"] * 3),
         ("2.1.332-manual/read-dialog.txt", "Read file", "Read(/notes.txt)", [], ["Down"]),
+        # a background session through `claude attach` (its name on the rule below the dialog)
+        ("2.1.332-attach/bash-dialog.txt", "Bash command", "touch sim-1.txt", [], ["Down"] * 3),
         # auto mode's permission dialog: "❯ No" first, no numbers: arrows, never a bare Enter
         ("2.1.332-auto/permission-no-first.txt", "Bash command", "curl", ["Down"], []),
     ],
@@ -85,6 +87,9 @@ def test_fingerprints_tell_dialogs_apart():
         ("2.1.332-auto/after-esc.txt", False, ""),
         ("2.1.332-auto/after-deny.txt", False, ""),
         ("2.1.332-auto/typed-not-sent.txt", False, "draft prompt not sent"),
+        # `claude attach` of a named background session: the box's upper rule ends "─ bgA ─"
+        ("2.1.332-attach/idle.txt", False, ""),
+        ("2.1.332-attach/busy.txt", True, ""),
     ],
 )
 def test_busy_footer_and_prompt_box(name, busy, prompt):

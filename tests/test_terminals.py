@@ -271,6 +271,8 @@ def test_new_session_route_checks_its_body_and_says_when_terminals_are_off(
             ({"cwd": folder, "where": "screen"}, "where"),
             ({"cwd": folder, "where": "tmux", "permission_mode": "yolo"}, "permission_mode"),
             ({"cwd": folder, "where": "tmux", "prompt": 3}, "prompt"),
+            ({"cwd": folder, "where": "background"}, "needs a prompt"),  # claude --bg
+            ({"cwd": folder, "where": "background", "prompt": "x", "name": 3}, "name"),
             ([1], "body must be"),
         ):
             answer = lab.post(route, body)
@@ -285,6 +287,11 @@ def test_new_session_route_checks_its_body_and_says_when_terminals_are_off(
         assert told["terminals"] == []
         # no credentials: 403 (it types into a terminal it opens)
         assert requests.post(lab.url(route), json={}, timeout=15).status_code == 403
+        # Attach in a terminal (issue 26): a session id, a known one, a background one
+        attach = "pmux/api/sessions/attach"
+        assert lab.post(attach, {}).status_code == 400
+        assert lab.post(attach, {"session_id": "nope"}).status_code == 404
+        assert requests.post(lab.url(attach), json={}, timeout=15).status_code == 403
     finally:
         lab.stop()
 
@@ -351,6 +358,7 @@ def test_the_agents_tutorial_is_a_valid_notebook_that_starts_sessions() -> None:
     nbformat.validate(notebook)
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
     assert "pmux_widget.new_session(" in code and "session.ask(" in code
+    assert 'where="background"' in code and "session.remove()" in code  # issue 26
     # its flow, with the real CLI: tests/real_claude/test_terminal_new_session.py
 
 

@@ -5,7 +5,7 @@ export type State = "idle" | "busy" | "needs-input" | "review" | "unknown";
 
 export type Mode = "full" | "sidebar-stub";
 
-export type ActionName = "approve" | "deny" | "interrupt" | "send";
+export type ActionName = "approve" | "deny" | "interrupt" | "send" | "stop" | "remove";
 
 export const STATES: readonly State[] = ["idle", "busy", "needs-input", "review", "unknown"];
 
@@ -303,6 +303,8 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "action:deny": "denied",
   "action:interrupt": "interrupted (Esc)",
   "action:send": "got a prompt typed in",
+  "action:stop": "stopped (claude stop)",
+  "action:remove": "removed (claude rm)",
   "restart": "re-checking after a restart",
   "retired": "replaced (/clear or resume)",
   "recovery:process-gone": "exited while the hub was down",

@@ -12,12 +12,21 @@ export interface LabPanel {
    * the terminal runs). Absent where the page cannot open terminals: rows then offer no
    * "Open terminal". */
   openTerminal?(name: string): void;
+  /** "Attach in a terminal" for a Claude Code background session: a JupyterLab terminal
+   * running `claude attach <job>` (the one open already, brought to the front). */
+  attachTerminal?(sessionId: string): void;
 }
 
 /** The page's way to open a JupyterLab terminal, if it has one (the labextension's hook). */
 export function terminalOpener(): ((name: string) => void) | null {
   const panel = labPanel();
   return panel?.openTerminal ? (name) => panel.openTerminal?.(name) : null;
+}
+
+/** The page's "Attach in a terminal", if it has one (the labextension's hook). */
+export function terminalAttacher(): ((sessionId: string) => void) | null {
+  const panel = labPanel();
+  return panel?.attachTerminal ? (id) => panel.attachTerminal?.(id) : null;
 }
 
 export function labPanel(): LabPanel | undefined {

@@ -173,3 +173,53 @@ describe("other rows", () => {
     expect(fake.sent).toHaveLength(2);
   });
 });
+
+describe("background session rows (issue 26)", () => {
+  const bg = makeRow({
+    session_id: "b",
+    name: "bgA",
+    state: "needs-input",
+    dialog_token: "needs-input:1:$ touch x",
+    background: { job: "8d0a4b9d", name: "bgA" },
+  });
+
+  it("offer Stop session and Remove, each only on a second click", async () => {
+    const { fake, root } = await show([bg]);
+    const row = rowEl(root, "b");
+    expect(visible(button(row, "approve"))).toBe(true);
+    expect(visible(button(row, "stop"))).toBe(true);
+    expect(visible(button(row, "remove"))).toBe(true);
+    button(row, "stop").click();
+    expect(fake.sent).toEqual([]);
+    expect(button(row, "stop").textContent).toBe("Confirm stop");
+    expect(button(row, "stop").getAttribute("aria-label")).toContain("Click again to stop the background session");
+    button(row, "stop").click();
+    expect(fake.sent).toEqual([{ type: "action", session_id: "b", action: "stop", text: null, token: "needs-input:1:$ touch x" }]);
+  });
+
+  it("forget an unconfirmed click after a while", async () => {
+    const { fake, root } = await show([bg]);
+    const row = rowEl(root, "b");
+    button(row, "remove").click();
+    vi.advanceTimersByTime(6000);
+    expect(button(row, "remove").textContent).toBe("Remove");
+    button(row, "remove").click();
+    expect(fake.sent).toEqual([]);
+  });
+
+  it("a stopped one offers Remove only; other rows neither", async () => {
+    const stopped = { ...bg, session_id: "c", running: false, state: "idle" as const };
+    const plain = makeRow({ session_id: "d", name: "api", state: "busy" });
+    const { root } = await show([stopped, plain]);
+    const row = rowEl(root, "c");
+    expect(row.querySelector(".pmux-act--stop")).toBeNull();
+    expect(row.querySelector(".pmux-act--approve")).toBeNull();
+    row.focus();
+    expect(visible(button(row, "remove"))).toBe(true);
+    expect(row.querySelector(".pmux-act--stop")).toBeNull();
+    const other = rowEl(root, "d");
+    other.focus();
+    expect(other.querySelector(".pmux-act--stop")).toBeNull();
+    expect(other.querySelector(".pmux-act--remove")).toBeNull();
+  });
+});

@@ -55,6 +55,7 @@ function fresh(rows: Row[], grouping: Grouping): HTMLElement {
     actionState: none,
     peekLines: none,
     terminalOpener: none,
+    terminalAttacher: none,
   };
   const list = new SessionList(actions, grouping);
   list.reset(rows, Date.now());

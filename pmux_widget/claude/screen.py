@@ -21,6 +21,9 @@ Answer = Literal["yes", "no"]
 
 #: A horizontal rule of the TUI (the input box's borders, the dialog's top).
 _RULE = re.compile(r"^\s*[─━]{20,}\s*$")
+#: A rule that carries the session's name at its right end (2.1.332 draws the prompt box's
+#: upper border so for a named session, e.g. a background one: ``──── bgA ─``).
+_NAMED_RULE = re.compile(r"^\s*[─━]{20,} \S.*? [─━]{1,4}\s*$")
 _QUESTION = re.compile(r"^\s*(Do you want to .+\?)\s*$")
 _CHOICE = re.compile(r"^\s*(❯)?\s*(?:(\d+)\.\s+)?(\S.*?)\s*$")
 _DIALOG_END = re.compile(r"^\s*Esc to cancel")
@@ -177,7 +180,7 @@ def _prompt_text(lines: list[str]) -> str | None:
         if not _RULE.match(lines[i]):
             continue
         j = i - 1
-        while j > 0 and not _RULE.match(lines[j]):
+        while j > 0 and not (_RULE.match(lines[j]) or _NAMED_RULE.match(lines[j])):
             j -= 1
         if j <= 0 or j == i - 1:
             return None

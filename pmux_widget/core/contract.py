@@ -303,7 +303,7 @@ class InstallResultMessage(TypedDict):
 
 
 #: What the browser may ask of a session (runtime.actions.ACTIONS).
-ActionName = Literal["approve", "deny", "interrupt", "send"]
+ActionName = Literal["approve", "deny", "interrupt", "send", "stop", "remove"]
 
 
 class ActionResultMessage(TypedDict):
@@ -429,6 +429,8 @@ SOURCE_LABELS: Mapping[str, str] = {
     "action:deny": "denied",
     "action:interrupt": "interrupted (Esc)",
     "action:send": "got a prompt typed in",
+    "action:stop": "stopped (claude stop)",
+    "action:remove": "removed (claude rm)",
     "restart": "re-checking after a restart",
     "retired": "replaced (/clear or resume)",
     "recovery:process-gone": "exited while the hub was down",

@@ -353,6 +353,16 @@ class Session:
         busy the CLI queues it)."""
         _handler().act(self.session_id, "send", text)
 
+    def stop(self) -> None:
+        """A Claude Code background session only: ``claude stop <job>`` (its conversation is
+        kept; ``claude attach`` resumes it). Raises ``pmux_widget.ActionError`` otherwise."""
+        _handler().act(self.session_id, "stop", None)
+
+    def remove(self) -> None:
+        """A Claude Code background session only: ``claude rm <job>`` (stops it if it runs,
+        and deletes the job; the transcript stays)."""
+        _handler().act(self.session_id, "remove", None)
+
     def ask(self, text: str | None = None, timeout: float | None = None) -> Any:
         """Send ``text`` (None: send nothing) and wait until the turn ends: ``await`` it, or
         call ``.result()``. Gives the answer (the last assistant text), or says it waits for

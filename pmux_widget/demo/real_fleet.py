@@ -1,6 +1,8 @@
 """The ``--real`` demo fleet: real Claude Code CLIs in private tmux servers against the
 scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes, plus one
-undriven session, ``playground``, for the notebook's actions.
+undriven session, ``playground``, for the notebook's actions; and one of Claude Code's own
+background sessions (``claude --bg``, asking for permission late in its turn: answer it from
+the widget) with the agent view (``claude agents``) open in a private tmux server.
 """
 
 from __future__ import annotations
@@ -111,6 +113,11 @@ def expected_features(projects: Iterable[str] | None = None) -> dict[str, frozen
 #: The real session no script drives: left to the notebook (``await session.ask(...)``,
 #: ``approve()``), so that its actions do not race the driver's keystrokes.
 PLAYGROUND = "playground"
+#: The real background session (``claude --bg``): its name and first prompt (the scripted
+#: model's ``ask_late``: a harmless command, then one that asks, then a ``result:`` line).
+BACKGROUND = "background"
+BACKGROUND_NAME = "nightly-check"
+BACKGROUND_PROMPT = "ask later, please"
 #: Extra CLI arguments per demo project.
 _REAL_ARGS: dict[str, list[str]] = {"ops-auto": ["--permission-mode", "auto"]}
 
@@ -133,6 +140,9 @@ class RealFleet:
         self.projects = [*scripted, PLAYGROUND]
         self.model: Any = None
         self.panes: list[Any] = []
+        #: the background session's harness (``claude_bg.BgClaude``: its daemon, the view)
+        self.bg: Any = None
+        self.bg_job: str | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
@@ -145,6 +155,9 @@ class RealFleet:
                 else "no script: yours to drive from the notebook (ask, approve, …)"
             )
             for name in self.projects
+        ] + [
+            f"{BACKGROUND:<14} real claude --bg   asks late in its turn: approve it from the "
+            "widget (claude attach on a pane of pmux-widget's); the agent view runs in tmux",
         ]
 
     def start(self) -> None:
@@ -168,6 +181,7 @@ class RealFleet:
             env.extra_env["CLAUDE_CONFIG_DIR"] = str(self.claude_dir)
             env._seed_state()
             cwds = {name: make_project(self.work_dir, name) for name in self.projects}
+            env.trust(make_project(self.work_dir, BACKGROUND))  # before any CLI starts
             for cwd in cwds.values():
                 (cwd / "notes.txt").write_text("This is a draft note.\n")
                 (cwd / "README.md").write_text("# Demo project\n\nHello from the README.\n")
@@ -200,6 +214,10 @@ class RealFleet:
         except Exception:
             self.stop()
             raise
+        try:
+            self._start_background(env, cli)
+        except Exception as exc:  # the rest of the fleet runs without it
+            log(f"{BACKGROUND}: claude --bg did not start ({exc.__class__.__name__}: {exc})")
         for name, pane in zip(self.projects, self.panes, strict=True):
             if name not in _REAL_SCRIPTS:
                 continue  # the playground
@@ -208,6 +226,33 @@ class RealFleet:
             )
             self._threads.append(thread)
             thread.start()
+
+    def _start_background(self, env: Any, cli: Any) -> None:
+        """The agent view in a private tmux server (its daemon then serves the session), and
+        one ``claude --bg`` session in a folder of its own."""
+        import re
+
+        from .claude_bg import BgClaude
+
+        self.bg = BgClaude(env, cli)
+        self.bg.view()
+        cwd = self.work_dir / BACKGROUND
+        argv = [str(cli), "--bg", "--permission-mode", "default", "--name", BACKGROUND_NAME]
+        proc = subprocess.run(
+            [*argv, BACKGROUND_PROMPT],
+            cwd=cwd,
+            env=env.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        found = re.search(r"backgrounded\s*·\s*([0-9A-Za-z_-]+)", proc.stdout + proc.stderr)
+        if found is None:
+            raise OSError(f"claude --bg said {proc.stdout.strip()!r} {proc.stderr.strip()!r}")
+        self.bg_job = found.group(1)
+        log(f"{BACKGROUND}: job {self.bg_job}; the agent view: tmux -L {self.bg.socket} attach")
 
     def _run(self, name: str, pane: Any) -> None:
         while not self._stop.is_set():
@@ -265,6 +310,11 @@ class RealFleet:
                 pane.close()
         for thread in self._threads:
             thread.join(5)
+        if self.bg is not None:
+            # the daemon, its workers and spares, the agent view: every process of the demo's
+            # config dir that is left, by pid (they live outside any temp dir)
+            with contextlib.suppress(Exception):
+                self.bg.close()
         if self.model is not None:
             self.model.stop()
-        self.panes, self._threads, self.model = [], [], None
+        self.panes, self._threads, self.model, self.bg = [], [], None, None

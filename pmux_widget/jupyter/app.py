@@ -77,11 +77,13 @@ class PmuxWidget(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         from . import push
+        from .attach_terminal import AttachHandler
         from .handlers import TEST_ROUTES, routes
         from .new_session import ForgetScreenHandler, NewSessionHandler, TerminalsHandler
 
         self.handlers.extend(routes() + push.routes())
         self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
+        self.handlers.append((r"pmux/api/sessions/attach", AttachHandler))
         self.handlers.append((r"pmux/api/terminals", TerminalsHandler))
         if os.environ.get(TEST_ROUTES) == "1":
             self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))

@@ -1,10 +1,11 @@
 """``POST {base}pmux/api/sessions/new``: start a Claude Code session in a new JupyterLab
-terminal (or tmux window) of this server's machine.
+terminal (or tmux window) of this server's machine, or in the background (``claude --bg``).
 
-Body ``{"cwd", "prompt"?, "permission_mode"?, "where": "terminal" | "tmux"}`` → 201
-``{"terminal": name}`` or ``{"tmux": pane}``; 400 with the reason for a bad body; 409 when it
-cannot be done here (terminals off: ``ServerApp.terminals_enabled = False``; no tmux). The
-session's row comes with its first hook or PID file, as any session's does.
+Body ``{"cwd", "prompt"?, "permission_mode"?, "name"?, "where": "terminal" | "tmux" |
+"background"}`` → 201 ``{"terminal": name}``, ``{"tmux": pane}`` or ``{"background": job}``;
+400 with the reason for a bad body (a background session needs a prompt); 409 when it cannot
+be done here (terminals off: ``ServerApp.terminals_enabled = False``; no tmux; ``claude --bg``
+failed). The session's row comes with its first hook or PID file, as any session's does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from pmux_widget.system.launch import LaunchError, check_request, claude_command, start_in_tmux
+from pmux_widget.system.launch import (
+    LaunchError,
+    check_request,
+    claude_command,
+    start_in_background,
+    start_in_tmux,
+)
 
 from .handlers import AUTH_RESOURCE, MAX_ACTION_BYTES, _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
@@ -47,6 +54,9 @@ class NewSessionHandler(_Base):
         where = body.get("where", "terminal")
         cwd, prompt, mode = body.get("cwd"), body.get("prompt"), body.get("permission_mode")
         reason = check_request(cwd, prompt, mode, where)
+        label = body.get("name")
+        if not reason and label is not None and not (isinstance(label, str) and len(label) < 200):
+            reason = '"name" must be a short text'
         if reason:
             self.fail(400, reason)
             return
@@ -55,6 +65,8 @@ class NewSessionHandler(_Base):
         terminals: Terminals = self.settings[TERMINALS_KEY]
 
         def start() -> dict[str, Any]:
+            if where == "background":
+                return {"background": start_in_background(folder, str(prompt), mode, label)}
             if where == "tmux":
                 return {"tmux": start_in_tmux(folder, argv)}
             return {"terminal": terminals.create(folder, shlex.join(argv))}

@@ -15,7 +15,7 @@ from .actions import ACTIONS, ActionName, ActionResult, SessionsView, act
 
 __all__ = ["ActionRequest", "BadActionBody", "answer_from", "answer_json", "parse_action"]
 
-_SHAPE = '"action": "approve" | "deny" | "interrupt" | "send"'
+_SHAPE = '"action": "approve" | "deny" | "interrupt" | "send" | "stop" | "remove"'
 
 
 class BadActionBody(ValueError):

@@ -7,7 +7,9 @@ Keys reach a terminal, so nothing is typed until each check passes, in this orde
 2. its Claude process runs, and its PID file (``sessions/<pid>.json``, identity by
    ``procStart``) names this very session — after ``/clear`` the same process runs another;
 3. a tmux pane's process tree holds that process, or a JupyterLab terminal's does (its shell
-   is an ancestor; sessions in neither cannot be acted on);
+   is an ancestor; sessions in neither cannot be acted on) — or its PID file says it is a
+   Claude Code background worker (``kind: "bg"``): then the keys go to ``claude attach <job>``
+   on a pane of ours (``runtime.background_actions``), never to a pane its environment names;
 4. the pane (the terminal's screen, read by the server extension's emulator) shows what the
    action answers: a permission dialog with a plain "Yes"/"No"
    choice (never "Yes, and don't ask again"; the same dialog the caller saw, when it names
@@ -29,10 +31,7 @@ again on its side: nothing is typed from here.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,10 @@ from pmux_widget.core.signals import Invalid
 from pmux_widget.system import jupyter_terminals, keys
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
+
+from . import background_actions
+from .action_forward import InAnotherProcess, forward
+from .action_outcome import ActionError, ActionResult
 
 __all__ = [
     "ACTIONS",
@@ -67,29 +70,6 @@ _POLL_S = 0.01
 MAX_TEXT = 10_000
 
 
-class ActionError(Exception):
-    """An action was refused (nothing was typed) or failed; ``reason`` says why.
-
-    ``unknown`` is true when no such session exists (HTTP 404 rather than 409).
-    """
-
-    def __init__(self, reason: str, *, unknown: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.unknown = unknown
-
-
-@dataclass(frozen=True, slots=True)
-class ActionResult:
-    """What was delivered: the keys typed, and ``queued`` for a prompt sent while busy."""
-
-    session_id: str
-    action: ActionName
-    keys: tuple[str, ...]
-    queued: bool = False
-    dialog: str | None = None
-
-
 class SessionsView(Protocol):
     """What actions read from a hub: its sessions and Claude's config dir."""
 
@@ -106,6 +86,8 @@ _ALLOWED: dict[ActionName, frozenset[State]] = {
     "deny": frozenset({State.NEEDS_INPUT}),
     "interrupt": frozenset({State.BUSY, State.NEEDS_INPUT}),
     "send": frozenset({State.IDLE, State.REVIEW, State.BUSY}),
+    "stop": frozenset(State),
+    "remove": frozenset(State),
 }
 
 
@@ -131,6 +113,9 @@ def act(
     session = view.fleet.get(session_id)
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
+    if name == "stop" or name == "remove":
+        background_actions.run_cli_action(view.claude_dir, session, name, record)
+        return ActionResult(session_id, name, ())
     if name == "send":
         text = _check_text(text)
     if session.state not in _ALLOWED[name]:
@@ -139,14 +124,34 @@ def act(
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
     try:
         pane = _pane_of(view, session)
-    except _InAnotherProcess as elsewhere:
-        result = _forward(view, elsewhere, session, name, text, dialog, token)
+    except InAnotherProcess as elsewhere:
+        result = forward(view, elsewhere, session, name, text, dialog, token)
         if record is not None:
             record(session_id, name)
         return result
+    except background_actions.InBackground as background:
+        # The CLI's own host, on a pane of ours: it draws the screen a moment after it starts.
+        with background_actions.attached(view.claude_dir, background.worker) as attached:
+            result = _deliver(attached, session, name, text, dialog, record, ATTACH_GRACE_S)
+            background_actions.until_reacted(attached, name)
+            return result
+    return _deliver(pane, session, name, text, dialog, record, SCREEN_GRACE_S)
+
+
+def _deliver(
+    pane: Target,
+    session: Session,
+    name: ActionName,
+    text: str | None,
+    dialog: str | None,
+    record: Callable[[str, ActionName], None] | None,
+    grace: float,
+) -> ActionResult:
+    """Checks 4 on, then the keys (see the module doc)."""
     # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
     # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
-    screen = _screen_showing(pane, _SHOWS[name])
+    screen = _screen_showing(pane, _SHOWS[name], grace)
+    session_id = session.session_id
 
     def deciding() -> None:
         # Recorded just before the key the CLI acts on: its reaction (a PID status, a hook)
@@ -175,6 +180,11 @@ def dialog_token(session: Session) -> str:
     return f"{session.state.value}:{session.state_since}:{session.tool_summary or ''}"
 
 
+#: How long a background session's peek is reused while its state stays the same.
+BG_PEEK_TTL_S = 15.0
+_bg_peeks: dict[str, tuple[tuple[str, str, int], float, Peek]] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Peek:
     """The last lines of a session's pane (read-only) and the dialog on it, if any."""
@@ -191,11 +201,30 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
         raise ActionError(f"no session {session_id}", unknown=True)
     try:
         target = _pane_of(view, session)
-    except _InAnotherProcess as elsewhere:
+    except InAnotherProcess as elsewhere:
         raise ActionError(
             f"{session.name} runs in JupyterLab terminal {elsewhere.terminal}: "
             "open that terminal to see it"
         ) from None
+    except background_actions.InBackground as background:
+        # Each read is a `claude attach` (a CLI start): an open peek, re-read every 2 s, reads
+        # a background session again only once its state moved or BG_PEEK_TTL_S passed.
+        key = (session_id, dialog_token(session), lines)
+        kept = _bg_peeks.get(session_id)
+        if kept is not None and kept[0] == key and time.monotonic() - kept[1] < BG_PEEK_TTL_S:
+            return kept[2]
+        with background_actions.attached(view.claude_dir, background.worker) as attached:
+            _screen_showing(
+                attached,
+                lambda s: s.busy or s.dialog is not None or s.prompt_text is not None,
+                ATTACH_GRACE_S,
+            )
+            text = keys.capture(attached)
+        seen = Peek(last_lines(text, lines), parse_screen(text).dialog)
+        if len(_bg_peeks) > 256:  # ended sessions' entries: never read again
+            _bg_peeks.clear()
+        _bg_peeks[session_id] = (key, time.monotonic(), seen)
+        return seen
     text = keys.capture(target)
     return Peek(last_lines(text, lines), parse_screen(text).dialog)
 
@@ -224,15 +253,6 @@ def _wrong_state(action: ActionName, session: Session) -> str:
     return f"{session.name} is {state}: a prompt can be sent only when it is idle or in review"
 
 
-class _InAnotherProcess(Exception):
-    """The session's Claude runs in a JupyterLab terminal of another process's server."""
-
-    def __init__(self, server: jupyter_terminals.ServerTerminals, terminal: str) -> None:
-        super().__init__(terminal)
-        self.server = server
-        self.terminal = terminal
-
-
 def _pane_of(view: SessionsView, session: Session) -> Target:
     """The pane (or terminal) that provably holds this session's Claude (checks 2 and 3)."""
     pid = session.pid
@@ -251,6 +271,15 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
         )
     if not is_alive(record):
         raise ActionError(f"{session.name}: its Claude process {pid} has exited")
+    if record.kind == "bg":
+        # Whatever pane its environment names, a background worker runs under the CLI's
+        # daemon: never type into that pane (it is the agent view's, or a shell's).
+        worker = background_actions.worker_from_pid_file(
+            view.claude_dir / "sessions" / f"{pid}.json"
+        )
+        if worker is None or worker.pid != pid:
+            raise ActionError(f"{session.name}: its PID file names no background job")
+        raise background_actions.InBackground(worker)
     pane = keys.find_pane(pid)
     if pane is not None:
         return pane
@@ -266,66 +295,10 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
             ),
         )
         if found is not None:
-            raise _InAnotherProcess(*found)
+            raise InAnotherProcess(*found)
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal: actions type into "
         "the session's tmux pane or terminal, and none holds its Claude process"
-    )
-
-
-#: How long a forwarded action may take (it waits for the screen, as a local one does).
-FORWARD_TIMEOUT_S = 30.0
-
-
-def _forward(
-    view: SessionsView,
-    elsewhere: _InAnotherProcess,
-    session: Session,
-    action: ActionName,
-    text: str | None,
-    dialog: str | None,
-    token: str | None,
-) -> ActionResult:
-    """Ask the hub of the Jupyter server that holds the terminal to act (its HTTP action
-    route: token, loopback); its answer is ours, its refusal our refusal."""
-    where = f"JupyterLab terminal {elsewhere.terminal}"
-    port = elsewhere.server.hub_port
-    if port is None:
-        raise ActionError(
-            f"{session.name} runs in {where}, and that Jupyter server runs no pmux-widget hub "
-            "to type into it (c.PmuxWidget.hub = False or PMUX_WIDGET_SERVER_HUB=0)"
-        )
-    home = getattr(view, "home", None)
-    home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
-    body = {"action": action, "text": text, "dialog": dialog, "token": token}
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
-        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
-        method="POST",
-        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as response:
-            answer = json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        try:
-            reason = json.loads(error.read() or b"{}").get("error")
-        except (ValueError, AttributeError):
-            reason = None
-        raise ActionError(
-            str(reason or f"the Jupyter server's hub answered HTTP {error.code}"),
-            unknown=error.code == 404,
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise ActionError(
-            f"{session.name} runs in {where}; its Jupyter server's hub did not answer ({exc})"
-        ) from None
-    return ActionResult(
-        session.session_id,
-        action,
-        (),
-        queued=bool(answer.get("queued")) if isinstance(answer, dict) else False,
-        dialog=answer.get("dialog") if isinstance(answer, dict) else None,
     )
 
 
@@ -467,14 +440,21 @@ _SHOWS: dict[ActionName, Callable[[Screen], bool]] = {
     "deny": lambda s: s.dialog is not None,
     "interrupt": lambda s: s.busy or s.dialog is not None,
     "send": lambda s: s.dialog is not None or s.prompt_text is not None,
+    "stop": lambda s: True,
+    "remove": lambda s: True,
 }
 #: How long the screen may take to catch up with the state.
 SCREEN_GRACE_S = 1.0
+#: How long ``claude attach`` may take to draw a background session's screen (a CLI start:
+#: ~0.5 s on an idle machine, 2 s and more on a loaded one).
+ATTACH_GRACE_S = 10.0
 
 
-def _screen_showing(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
+def _screen_showing(
+    pane: Target, shows: Callable[[Screen], bool], grace: float = SCREEN_GRACE_S
+) -> Screen:
     """The pane's screen once it shows what is expected, or as it is after the grace."""
-    deadline = time.monotonic() + SCREEN_GRACE_S
+    deadline = time.monotonic() + grace
     while True:
         screen = parse_screen(keys.capture(pane))
         if shows(screen) or time.monotonic() >= deadline:

@@ -1,5 +1,6 @@
 """Starting a new Claude Code session: the command line, and a tmux window running it (a
-JupyterLab terminal is opened by the server extension: ``pmux_widget.jupyter.terminals``).
+JupyterLab terminal is opened by the server extension: ``pmux_widget.jupyter.terminals``), or
+a background session of the CLI's own daemon (``claude --bg``).
 
 The CLI is ``$PMUX_WIDGET_CLAUDE`` when set (a path, or a command line: tests point it at a
 pinned CLI), else ``claude`` from ``PATH``. The tmux server is the user's default one, or
@@ -9,7 +10,9 @@ pinned CLI), else ``claude`` from ``PATH``. The tmux server is the user's defaul
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import libtmux
@@ -19,6 +22,7 @@ __all__ = [
     "LaunchError",
     "check_request",
     "claude_command",
+    "start_in_background",
     "start_in_tmux",
 ]
 
@@ -26,6 +30,12 @@ __all__ = [
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypassPermissions")
 #: A first prompt longer than this is refused (it goes on the command line).
 MAX_PROMPT = 10_000
+#: Where a new session can run.
+WHERE = ("terminal", "tmux", "background")
+#: How long ``claude --bg`` may take (~0.4 s; seconds when it starts the daemon first).
+BACKGROUND_TIMEOUT_S = 60.0
+#: ``claude --bg`` says ``backgrounded · <job>`` (then ``· <name>``).
+_BACKGROUNDED = re.compile(r"backgrounded\s*·\s*([0-9A-Za-z_-]+)")
 
 
 class LaunchError(Exception):
@@ -48,8 +58,10 @@ def check_request(cwd: object, prompt: object, permission_mode: object, where: o
         return '"prompt" has control characters'
     if permission_mode is not None and permission_mode not in PERMISSION_MODES:
         return f'"permission_mode" must be one of {", ".join(PERMISSION_MODES)}'
-    if where not in ("terminal", "tmux"):
-        return '"where" must be "terminal" or "tmux"'
+    if where not in WHERE:
+        return '"where" must be "terminal", "tmux" or "background"'
+    if where == "background" and not (isinstance(prompt, str) and prompt.strip()):
+        return "a background session needs a prompt (claude --bg starts with one)"
     return ""
 
 
@@ -86,3 +98,37 @@ def start_in_tmux(cwd: str, argv: list[str]) -> str:
     if result.stderr or not result.stdout:
         raise LaunchError(f"tmux could not open a window: {' '.join(result.stderr)}")
     return str(result.stdout[0]).strip()
+
+
+def start_in_background(
+    cwd: str, prompt: str, permission_mode: str | None = None, name: str | None = None
+) -> str:
+    """``claude --bg`` in ``cwd``: a session of the CLI's daemon; its job id.
+
+    The daemon keeps the environment of whatever started it, ``TMUX_PANE`` included (its
+    workers' hooks would all name that pane): it goes without ``TMUX`` and ``TMUX_PANE``."""
+    argv = claude_command(None, permission_mode)
+    argv.append("--bg")
+    if name:
+        argv += ["--name", name]
+    argv.append(prompt)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    try:
+        result = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BACKGROUND_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise LaunchError(f"claude --bg did not run ({exc})") from None
+    said = result.stdout + result.stderr
+    found = _BACKGROUNDED.search(said)
+    if result.returncode != 0 or found is None:
+        tail = " | ".join(said.strip().splitlines()[-3:]) or f"exit code {result.returncode}"
+        raise LaunchError(f"claude --bg failed: {tail}")
+    return found.group(1)

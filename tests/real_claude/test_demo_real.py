@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pmux_widget.core.model import Change, Session, State
-from pmux_widget.demo.real_fleet import expected_features
+from pmux_widget.demo.real_fleet import BACKGROUND_NAME, expected_features
 from pmux_widget.runtime.assemble import make_hub as Hub  # a Hub with its file sources
 
 from ..helpers import wait_until
@@ -152,13 +152,19 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
         sessions = hub.call(lambda: list(hub.fleet.values()))
         projects = {s.project for s in sessions}
         assert projects >= set(expected)
-        assert all(s.tracking.pane for s in sessions if s.project in projects)
+        # the real claude --bg session (issue 26): a background row, in no pane
+        background = [s for s in sessions if s.background is not None]
+        assert [s.background.name for s in background if s.background] == [BACKGROUND_NAME]
+        assert all(s.tmux is None for s in background)
+        assert all(s.tracking.pane for s in sessions if s.background is None)
         # one tmux session name for all: one workspace in the widget
         assert {s.tmux.session for s in sessions if s.tmux is not None} == {"demo"}
         # /exit in every pane: SessionEnd reached the hub, and no CLI runs any more.
+        # (the background worker is ended by pid: not running, its job kept)
         wait_until(
             lambda: all(
-                s.ended and not s.running for s in hub.call(lambda: list(hub.fleet.values()))
+                (s.ended or s.background is not None) and not s.running
+                for s in hub.call(lambda: list(hub.fleet.values()))
             ),
             15,
             what=lambda: (

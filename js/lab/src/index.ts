@@ -18,7 +18,7 @@ import { Live, streamSocket } from "./live";
 import { PANEL_ID, SessionsPanel } from "./panel";
 import { installPush } from "./push";
 import { STATUS_ID, StatusItem } from "./status";
-import { addOpenTerminal, TerminalDots } from "./terminals";
+import { addOpenTerminal, attachInTerminal, TerminalDots } from "./terminals";
 import { addTopBarItem } from "./topbar";
 
 const PLUGIN_ID = "pmux-widget:plugin";
@@ -53,8 +53,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const openTerminal = canOpen
       ? (name: string): void => void app.commands.execute("terminal:open", { name })
       : undefined;
+    const attachTerminal = openTerminal ? attachInTerminal(app.serviceManager.serverSettings, openTerminal) : undefined;
     const panel = new SessionsPanel(live, {
       openTerminal,
+      attachTerminal,
       newSession: {
         settings: app.serviceManager.serverSettings,
         root: PageConfig.getOption("serverRoot"),
@@ -76,7 +78,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(PANEL_ID);
     };
     // the page's hooks: a notebook's widget opens the panel, or a row's terminal, through them
-    setLabPanel({ open, openTerminal });
+    setLabPanel({ open, openTerminal, attachTerminal });
     installPush(app.serviceManager.serverSettings, panel, open, app.restored);
 
     if (statusBar) {

@@ -1,8 +1,9 @@
 // The panel's "New session" form (issue 21): a folder, an optional first prompt, a permission
-// mode, and where (a new JupyterLab terminal, or a tmux window) → POST pmux/api/sessions/new;
-// a new terminal's tab is opened at once (its row comes with the session's first hook). When
-// the server's terminals are off (GET pmux/api/terminals), the terminal choice is disabled
-// and the form says why.
+// mode, and where (a new JupyterLab terminal, a tmux window, or in the background: a Claude
+// Code background session, `claude --bg`, which needs a prompt; issue 26) → POST
+// pmux/api/sessions/new; a new terminal's tab is opened at once (its row comes with the
+// session's first hook). When the server's terminals are off (GET pmux/api/terminals), the
+// terminal choice is disabled and the form says why.
 import { URLExt } from "@jupyterlab/coreutils";
 import { ServerConnection } from "@jupyterlab/services";
 
@@ -36,6 +37,7 @@ export class NewSessionForm {
   private readonly mode: HTMLSelectElement;
   private readonly inTerminal: HTMLInputElement;
   private readonly inTmux: HTMLInputElement;
+  private readonly inBackground: HTMLInputElement;
   private readonly submit: HTMLButtonElement;
   private readonly status: HTMLParagraphElement;
   private readonly note: HTMLParagraphElement;
@@ -68,6 +70,7 @@ export class NewSessionForm {
     where.append(legend);
     this.inTerminal = radio(where, `${id}-where`, "terminal", "a new JupyterLab terminal");
     this.inTmux = radio(where, `${id}-where`, "tmux", "a new tmux window");
+    this.inBackground = radio(where, `${id}-where`, "background", "the background (claude --bg; needs a prompt)");
     this.inTerminal.checked = true;
     this.note = document.createElement("p");
     this.note.className = "pmux-new-note";
@@ -89,7 +92,7 @@ export class NewSessionForm {
       event.preventDefault();
       void this.start();
     });
-    for (const r of [this.inTerminal, this.inTmux]) r.addEventListener("change", () => this.sync());
+    for (const r of [this.inTerminal, this.inTmux, this.inBackground]) r.addEventListener("change", () => this.sync());
     // what the server can do is asked each time the form opens (terminals may be turned off)
     this.el.addEventListener("toggle", () => {
       if (this.el.open) void this.check();
@@ -115,10 +118,14 @@ export class NewSessionForm {
     this.note.hidden = off === null;
     this.note.textContent =
       off === null ? "" : `Sessions cannot be started or answered in this server's terminals: ${off}.`;
+    // claude --bg starts with its prompt: the field is required then
+    this.prompt.required = this.inBackground.checked;
+    const label = this.prompt.labels?.[0];
+    if (label) label.textContent = this.inBackground.checked ? "First prompt" : "First prompt (optional)";
   }
 
   private async start(): Promise<void> {
-    const where = this.inTmux.checked ? "tmux" : "terminal";
+    const where = this.inBackground.checked ? "background" : this.inTmux.checked ? "tmux" : "terminal";
     const body: Record<string, string> = { cwd: this.folder.value.trim(), where };
     const prompt = this.prompt.value.trim();
     if (prompt) body.prompt = prompt;
@@ -127,12 +134,20 @@ export class NewSessionForm {
     this.status.textContent = "starting…";
     try {
       const answer = await request(this.host.settings, NEW_PATH, { method: "POST", body: JSON.stringify(body) });
-      const reply = (await answer.json().catch(() => ({}))) as { terminal?: string; tmux?: string; error?: string; message?: string };
+      const reply = (await answer.json().catch(() => ({}))) as {
+        terminal?: string;
+        tmux?: string;
+        background?: string;
+        error?: string;
+        message?: string;
+      };
       if (answer.status === 201) {
         this.prompt.value = "";
         if (reply.terminal) {
           this.status.textContent = `Started in terminal ${reply.terminal}.`;
           this.host.openTerminal(reply.terminal);
+        } else if (reply.background) {
+          this.status.textContent = `Started in the background: job ${reply.background}.`;
         } else {
           this.status.textContent = `Started in tmux ${reply.tmux ?? ""}.`.replace(" .", ".");
         }

@@ -14,6 +14,9 @@ import { NewSessionForm, type NewSessionHost } from "./new-session";
 export interface PanelHost {
   /** JupyterLab's `terminal:open {name}`; absent where the page cannot open terminals */
   openTerminal?: (name: string) => void;
+  /** "Attach in a terminal" for a background session (POST pmux/api/sessions/attach, then
+   * `terminal:open`); absent where the page cannot open terminals */
+  attachTerminal?: (sessionId: string) => void;
   /** the "New session" form's server and folder; absent: no form */
   newSession?: NewSessionHost;
 }
@@ -92,9 +95,15 @@ export class SessionsPanel extends Widget {
       this.unsubscribe?.();
       this.unsubscribe = null;
       this.shownLink = link;
+      if (this.form) this.node.insertBefore(this.form.el, this.hostEl); // until a header shows
       if (link) {
-        const opener = this.host.openTerminal;
-        this.view = new WidgetView(this.live.model, link, this.hostEl, opener ? { terminalOpener: opener } : {});
+        const { openTerminal, attachTerminal } = this.host;
+        this.view = new WidgetView(this.live.model, link, this.hostEl, {
+          ...(openTerminal ? { terminalOpener: openTerminal } : {}),
+          ...(attachTerminal ? { terminalAttacher: attachTerminal } : {}),
+        });
+        // the form sits below the panel's header (its title, counts and switches), not above
+        if (this.form) this.view.header.el.after(this.form.el);
         if (this.range) this.setRange(this.range);
         this.unsubscribe = link.store.subscribe(() => this.badge());
       }

@@ -4,6 +4,8 @@
 // Repainted on every change of the page's store and whenever a terminal widget appears, so a
 // reopened tab has its dot at once. Which tab gets what is tab-dots.ts (pure).
 import type { JupyterFrontEnd } from "@jupyterlab/application";
+import { URLExt } from "@jupyterlab/coreutils";
+import { ServerConnection } from "@jupyterlab/services";
 import type { ITerminalTracker } from "@jupyterlab/terminal";
 import type { Live } from "./live";
 import { decorFor, sessionsByTerminal, withClasses, type TabDecor } from "./tab-dots";
@@ -115,4 +117,27 @@ export function addOpenTerminal(app: JupyterFrontEnd, live: Live): void {
       if (name !== null) await app.commands.execute("terminal:open", { name });
     },
   });
+}
+
+export const ATTACH_PATH = "pmux/api/sessions/attach";
+
+/** "Attach in a terminal" (issue 26): the server opens a JupyterLab terminal running `claude
+ * attach <job>` for a background session, or names the one that runs it already; that tab is
+ * brought to the front. A refusal is logged (the row keeps its state and actions). */
+export function attachInTerminal(
+  settings: ServerConnection.ISettings,
+  openTerminal: (name: string) => void,
+): (sessionId: string) => void {
+  return (sessionId) => {
+    void (async () => {
+      const answer = await ServerConnection.makeRequest(
+        URLExt.join(settings.baseUrl, ATTACH_PATH),
+        { method: "POST", body: JSON.stringify({ session_id: sessionId }) },
+        settings,
+      );
+      const reply = (await answer.json().catch(() => ({}))) as { terminal?: string; error?: string; message?: string };
+      if (answer.status === 201 && reply.terminal) openTerminal(reply.terminal);
+      else console.warn("[pmux-widget] attach in a terminal:", reply.error ?? reply.message ?? `HTTP ${answer.status}`);
+    })().catch((reason: unknown) => console.warn("[pmux-widget] attach in a terminal:", reason));
+  };
 }

@@ -1,6 +1,8 @@
 // A row's actions (issue 13): Approve / Deny on needs-input, Stop on busy, a prompt box on idle
 // and review, and Peek (the pane's last lines, read-only, refreshed while open) on every live
-// row. The bar of a needs-input row is always shown; the others appear when the row has the
+// row. A Claude Code background session's row (issue 26) also offers Stop session and Remove
+// (`claude stop` / `claude rm`, each asked twice: the first click only asks to confirm) and
+// "Attach in a terminal". The bar of a needs-input row is always shown; the others appear when the row has the
 // focus (a click or Tab on the row), so the list stays lean and nothing grows under the
 // pointer.
 //
@@ -31,6 +33,9 @@ export interface ActionHandlers {
    * JupyterLab's `terminal:open`, a notebook's widget uses the labextension's page hook);
    * null where the page cannot, and the rows offer no "Open terminal". */
   terminalOpener(): ((name: string) => void) | null;
+  /** "Attach in a terminal" for a background session (a JupyterLab terminal running `claude
+   * attach <job>`); null where the page cannot. */
+  terminalAttacher(): ((sessionId: string) => void) | null;
 }
 
 const VERB: Record<ActionName, string> = {
@@ -38,21 +43,37 @@ const VERB: Record<ActionName, string> = {
   deny: "Deny",
   interrupt: "Stop",
   send: "Send",
+  stop: "Stop session",
+  remove: "Remove",
 };
 
-/** Which actions a row offers. */
+/** Stop and Remove end a background session: a first click asks, a second within this long
+ * does it. */
+export const CONFIRM_MS = 5000;
+const CONFIRM: Partial<Record<ActionName, string>> = {
+  stop: "Confirm stop",
+  remove: "Confirm remove",
+};
+const CONFIRM_WHAT: Partial<Record<ActionName, string>> = {
+  stop: "stop the background session (claude stop)",
+  remove: "remove the background session (claude rm)",
+};
+
+/** Which actions a row offers (a background session's Stop and Remove besides). */
 export function actionsFor(row: Row): ActionName[] {
   if (row.ended) return [];
+  const own: ActionName[] = row.background ? [...(row.running ? ["stop" as const] : []), "remove"] : [];
+  if (!row.running) return own;
   switch (row.state) {
     case "needs-input":
-      return ["approve", "deny"];
+      return ["approve", "deny", ...own];
     case "busy":
-      return ["interrupt"];
+      return ["interrupt", ...own];
     case "idle":
     case "review":
-      return ["send"];
+      return ["send", ...own];
     default:
-      return [];
+      return own;
   }
 }
 
@@ -64,6 +85,10 @@ export class ActionsBar {
   private input: HTMLInputElement | null = null;
   private readonly peekButton: HTMLButtonElement | null = null;
   private openButton: HTMLButtonElement | null = null;
+  private attachButton: HTMLButtonElement | null = null;
+  /** Stop or Remove clicked once: the next click on it within CONFIRM_MS does it */
+  private confirming: ActionName | null = null;
+  private confirmTimer: ReturnType<typeof setTimeout> | null = null;
   private note: Text | null = null;
   private peekEl: HTMLPreElement | null = null;
   private peekOpen = false;
@@ -102,7 +127,7 @@ export class ActionsBar {
       button.addEventListener("click", () => this.click(action));
       this.buttons.set(action, button);
       // in a fixed order, before Peek: Approve, Deny, Stop, Send
-      const order: ActionName[] = ["approve", "deny", "interrupt", "send"];
+      const order: ActionName[] = ["approve", "deny", "interrupt", "send", "stop", "remove"];
       const next = order.slice(order.indexOf(action) + 1).map((a) => this.buttons.get(a));
       this.el.insertBefore(button, next.find(Boolean) ?? this.peekButton ?? this.noteEl());
     }
@@ -122,6 +147,20 @@ export class ActionsBar {
       this.el.insertBefore(button, this.peekButton ?? this.noteEl());
     }
     return this.openButton;
+  }
+
+  /** "Attach in a terminal": a background session, and the page can open a terminal. */
+  private attachTerminalButton(): HTMLButtonElement {
+    if (!this.attachButton) {
+      const button = (this.attachButton = el("button", "pmux-act pmux-act--attach", "Attach in a terminal"));
+      button.type = "button";
+      button.addEventListener("click", () => {
+        const attach = this.handlers.terminalAttacher();
+        if (this.row.background && attach) attach(this.row.session_id);
+      });
+      this.el.insertBefore(button, this.peekButton ?? this.noteEl());
+    }
+    return this.attachButton;
   }
 
   private promptInput(): HTMLInputElement {
@@ -147,6 +186,24 @@ export class ActionsBar {
   private click(action: ActionName): void {
     const button = this.buttons.get(action);
     if (!button || button.getAttribute("aria-disabled") === "true") return;
+    const confirm = CONFIRM[action];
+    if (confirm && this.confirming !== action) {
+      this.confirming = action;
+      if (this.confirmTimer) clearTimeout(this.confirmTimer);
+      this.confirmTimer = setTimeout(() => {
+        this.confirming = null;
+        this.update(this.row);
+      }, CONFIRM_MS);
+      this.update(this.row);
+      button.focus();
+      return;
+    }
+    if (confirm) {
+      this.confirming = null;
+      if (this.confirmTimer) clearTimeout(this.confirmTimer);
+      this.handlers.act(this.row.session_id, action);
+      return;
+    }
     if (action === "send") {
       const input = this.promptInput();
       const value = input.value.trim();
@@ -167,10 +224,19 @@ export class ActionsBar {
     const state = this.handlers.actionState(row.session_id);
     const busy = state !== null && !state.refused && state.action !== "dismiss";
     for (const action of offered) this.button(action);
+    if (this.confirming && !offered.has(this.confirming)) this.confirming = null;
     for (const [action, button] of this.buttons) {
       setHidden(button, !offered.has(action));
       setAttr(button, "aria-disabled", busy ? "true" : null);
-      setAttr(button, "aria-label", `${VERB[action]}: ${row.name}`);
+      const asking = this.confirming === action;
+      const label = asking ? (CONFIRM[action] ?? VERB[action]) : VERB[action];
+      if (button.textContent !== label) button.textContent = label;
+      setAttr(button, "data-confirm", asking ? "true" : null);
+      setAttr(
+        button,
+        "aria-label",
+        asking ? `Click again to ${CONFIRM_WHAT[action] ?? action}: ${row.name}` : `${VERB[action]}: ${row.name}`,
+      );
     }
     if (offered.has("send")) setAttr(this.promptInput(), "aria-label", `Prompt for ${row.name}`);
     const terminal = !row.ended && row.terminal !== null && this.handlers.terminalOpener() !== null;
@@ -178,6 +244,12 @@ export class ActionsBar {
       const button = this.terminalButton();
       setHidden(button, !terminal);
       setAttr(button, "aria-label", row.terminal ? `Open terminal ${row.terminal.name}: ${row.name}` : null);
+    }
+    const attach = !row.ended && row.background !== null && this.handlers.terminalAttacher() !== null;
+    if (attach || this.attachButton) {
+      const button = this.attachTerminalButton();
+      setHidden(button, !attach);
+      setAttr(button, "aria-label", `Attach in a terminal (claude attach ${row.background?.job ?? ""}): ${row.name}`);
     }
     if (this.input) setHidden(this.input, !offered.has("send"));
     const note = state?.refused ? `refused: ${state.refused}` : state && !state.answered ? "" : (state?.label ?? "");
@@ -208,6 +280,7 @@ export class ActionsBar {
 
   /** The row went away or the bar is no longer wanted: stop refreshing the peek. */
   close(): void {
+    if (this.confirmTimer) clearTimeout(this.confirmTimer);
     if (this.peekOpen) this.handlers.peek(this.row.session_id, false);
     this.peekOpen = false;
   }

@@ -9,7 +9,7 @@ import { titleManager } from "../title";
 import type { Answer } from "../link";
 import type { ActionName, Env, FrontendMessage, Host, InstallResult, Row } from "../types";
 import type { ActionState } from "./actions";
-import { labPanel, terminalOpener } from "../lab-panel";
+import { labPanel, terminalAttacher, terminalOpener } from "../lab-panel";
 import { GroupingSwitch, storedGrouping } from "./grouping";
 import { Header } from "./header";
 import { RangeSwitch, rangeLabel, storedRange, TimeAxis } from "./range";
@@ -30,6 +30,9 @@ export interface ViewOptions {
   /** the host's way to open a JupyterLab terminal (the side panel's); else the page's hook
    * from the labextension, if any (lab-panel.ts) */
   terminalOpener?: (name: string) => void;
+  /** the host's "Attach in a terminal" for a background session (the side panel's); else the
+   * page's hook from the labextension, if any */
+  terminalAttacher?: (sessionId: string) => void;
 }
 
 export class WidgetView {
@@ -92,6 +95,7 @@ export class WidgetView {
       actionState: (id) => this.clicks.get(id) ?? null,
       peekLines: (id) => this.peeks.get(id) ?? null,
       terminalOpener: () => options.terminalOpener ?? terminalOpener(),
+      terminalAttacher: () => options.terminalAttacher ?? terminalAttacher(),
     };
 
     this.root = el("div", "pmux-root");
@@ -414,6 +418,8 @@ const ACTING: Record<ActionName, string> = {
   deny: "denying…",
   interrupt: "stopping…",
   send: "sending…",
+  stop: "stopping…",
+  remove: "removing…",
 };
 /** How often an open peek is re-read. */
 const PEEK_EVERY_MS = 2000;

@@ -1,0 +1,53 @@
+"""A hand-observed section of docs/claude-code-behaviour.md: acting on Claude Code's background
+sessions through ``claude attach``, ``claude stop`` and ``claude rm`` (issue 26, item 3).
+``devtools.record`` does not record them; ``tests/real_claude/test_bg_actions.py`` and
+``benchmarks/bench_bg_actions.py`` check what the actions rely on. Kept here so that the
+generated document keeps it."""
+
+from __future__ import annotations
+
+__all__ = ["ACTING_ON_BACKGROUND"]
+
+ACTING_ON_BACKGROUND: list[str] = [
+    "## Background sessions: acting through `claude attach` (2.1.197 and 2.1.332)",
+    "",
+    "Observed by hand and in `tests/real_claude/test_bg_actions.py` / "
+    "`benchmarks/bench_bg_actions.py`",
+    "(sealed config dir, scripted model, `claude --bg --permission-mode default`), 2026-12-04. Not",
+    "produced by the recorder: kept by hand.",
+    "",
+    "- **`claude attach <job>`** (a TUI client of the daemon) draws the session's own "
+    "screen in the",
+    "  attaching terminal; keys go to the session. A named session's prompt box carries "
+    "the name on",
+    "  its upper rule on 2.1.332 (`──── bgA ─`; below a dialog, the same labelled rule closes the",
+    "  screen); 2.1.197 draws no name. The permission dialog is the CLI's usual one "
+    "(2.1.197: `❯ 1.",
+    "  Yes … 3. No`; 2.1.332 manual mode: `❯ 1. Yes … 4. No`), answered by label as in tmux.",
+    "- **Detach: Ctrl+Z** on both versions: the attach client exits at once and the session runs",
+    "  on (same worker pid, same status). `←` goes to the agent view instead (a TUI that stays).",
+    "  Killing the client's terminal (SIGHUP) also leaves the session running.",
+    "- Attach start on this 2-core VM under load 20: the first paint comes 0.8-2.1 s (2.1.332) and",
+    "  3.5-5.6 s (2.1.197) after the spawn; the client's own CPU before the dialog shows is",
+    "  ~250 ms (2.1.332) and ~620 ms (2.1.197), so on an idle machine an attach alone costs about",
+    "  that much before any key.",
+    '- A job stuck at "starting…" (below) attaches to `Attaching…` forever: an action then'
+    " finds no",
+    "  screen to check and is refused, nothing typed.",
+    "- **2.1.197, first `--bg` of a fresh daemon, loaded machine:** the job can stay "
+    "`starting…` for",
+    "  good (`daemon.log`: `claimed-spare <job>` logged before that spare listened; no worker, no",
+    "  PID file). A second `--bg` then works. `claude rm <job>` removes the stuck one.",
+    "- **`claude stop <job>`**: `stopped <job>`, exit 0; the worker exits and its PID file goes;",
+    "  `claude agents --json --all` lists it `stopped`. Unknown job: exit 1, `No session matching",
+    "  '<job>'…`.",
+    "- **`claude rm <job>`**: `removed <job>`, exit 0, also on a running (blocked) "
+    "session, which it",
+    "  ends. **2.1.197 refuses to remove a stopped job**, every time: exit 1, `couldn't confirm",
+    "  <job> was stopped — the background service may be restarting. Try again in a moment.`",
+    "  (retried for 10 s, daemon up or not). 2.1.332 removes it.",
+    "- `claude stop|rm|attach` of a job need only `CLAUDE_CONFIG_DIR` (the daemon's sockets under",
+    "  `/tmp/cc-daemon-<uid>/<hash>/` are found from it); the worker's own binary",
+    "  (`/proc/<pid>/exe`) is the client of the same version.",
+    "",
+]

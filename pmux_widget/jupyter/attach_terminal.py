@@ -1,0 +1,108 @@
+"""``POST {base}pmux/api/sessions/attach``: "Attach in a terminal" for a Claude Code background
+session — a JupyterLab terminal running ``claude attach <job>``, the one already open when
+there is one.
+
+Body ``{"session_id"}`` → 201 ``{"terminal": name, "opened": bool}`` (``opened`` false: a
+terminal of this server already runs the attach, and the page brings it to the front); 404
+unknown session; 409 not a background session, or no terminals here; 503 no hub. The attach
+is the user's own terminal from then on: pmux-widget never types into it (its actions attach
+on a pane of their own, ``runtime.background_actions``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import psutil
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from pmux_widget.system import processes
+
+from .handlers import MAX_ACTION_BYTES, _Base
+from .service import Unavailable
+from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
+
+__all__ = ["AttachHandler", "attach_command", "terminal_attached"]
+
+
+def attach_command(binary: str, job: str, claude_dir: Path) -> str:
+    """The line typed into the new terminal's shell (the config dir named: the terminal's
+    shell may not have the hub's ``CLAUDE_CONFIG_DIR``)."""
+    return shlex.join(["env", f"CLAUDE_CONFIG_DIR={claude_dir}", binary, "attach", job])
+
+
+def terminal_attached(shells: dict[str, int], job: str) -> str | None:
+    """The terminal (by name) whose shell runs ``claude attach <job>`` now, if any."""
+    tree = processes.children_map()
+    for name, shell in sorted(shells.items()):
+        for pid in processes.descendants(shell, tree, depth=3):
+            try:
+                argv = psutil.Process(pid).cmdline()
+            except (psutil.Error, OSError):
+                continue
+            if "attach" in argv and argv[-1] == job:
+                return name
+    return None
+
+
+class AttachHandler(_Base):
+    """Open (or find) the terminal; it types a command into a new terminal: "execute"."""
+
+    @web.authenticated
+    @authorized("execute")  # type: ignore[untyped-decorator]
+    async def post(self) -> None:
+        if len(self.request.body or b"") > MAX_ACTION_BYTES:
+            self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
+            return
+        try:
+            body = json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError):
+            body = None
+        sid = body.get("session_id") if isinstance(body, dict) else None
+        if not (isinstance(sid, str) and sid):
+            self.fail(400, 'body must be {"session_id": "..."}')
+            return
+        from pmux_widget.runtime import background_actions
+        from pmux_widget.runtime.action_outcome import ActionError
+
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        service = self.service
+
+        def open_it() -> dict[str, Any]:
+            hub, _ = service.ready()
+            session = hub.fleet.get(sid)
+            if session is None:
+                raise ActionError(f"no session {sid}", unknown=True)
+            job = background_actions.job_of(session, hub.claude_dir)
+            if job is None:
+                raise ActionError(f"{session.name} is not a Claude Code background session")
+            found = terminal_attached(terminals.names(), job)
+            if found is not None:
+                return {"terminal": found, "opened": False}
+            binary = background_actions.claude_for(hub.claude_dir, session.pid)
+            cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else str(Path.home())
+            command = attach_command(binary, job, hub.claude_dir)
+            return {"terminal": terminals.create(cwd, command), "opened": True}
+
+        try:
+            answer = await service.run(open_it)
+        except Unavailable as exc:
+            self.fail(503, exc.reason)
+            return
+        except ActionError as refused:
+            self.fail(404 if refused.unknown else 409, refused.reason)
+            return
+        except TerminalsUnavailable as exc:
+            self.fail(409, exc.reason)
+            return
+        except Exception as exc:  # the PTY failed: say so
+            self.log.exception("pmux-widget | attach in a terminal failed")
+            self.fail(409, f"the terminal could not be opened: {exc}")
+            return
+        self.set_status(201)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(answer))

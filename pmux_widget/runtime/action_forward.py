@@ -1,0 +1,81 @@
+"""Actions on a session whose JupyterLab terminal belongs to another process's Jupyter server:
+asked of that server's hub (its HTTP action route), which runs every check again on its side."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from pmux_widget.core.model import ActionName, Session
+from pmux_widget.system import jupyter_terminals
+from pmux_widget.system.home import PmuxHome
+
+from .action_outcome import ActionError, ActionResult
+
+__all__ = ["FORWARD_TIMEOUT_S", "InAnotherProcess", "forward"]
+
+
+class InAnotherProcess(Exception):
+    """The session's Claude runs in a JupyterLab terminal of another process's server."""
+
+    def __init__(self, server: jupyter_terminals.ServerTerminals, terminal: str) -> None:
+        super().__init__(terminal)
+        self.server = server
+        self.terminal = terminal
+
+
+#: How long a forwarded action may take (it waits for the screen, as a local one does).
+FORWARD_TIMEOUT_S = 30.0
+
+
+def forward(
+    view: object,
+    elsewhere: InAnotherProcess,
+    session: Session,
+    action: ActionName,
+    text: str | None,
+    dialog: str | None,
+    token: str | None,
+) -> ActionResult:
+    """Ask the hub of the Jupyter server that holds the terminal to act (its HTTP action
+    route: token, loopback); its answer is ours, its refusal our refusal."""
+    where = f"JupyterLab terminal {elsewhere.terminal}"
+    port = elsewhere.server.hub_port
+    if port is None:
+        raise ActionError(
+            f"{session.name} runs in {where}, and that Jupyter server runs no pmux-widget hub "
+            "to type into it (c.PmuxWidget.hub = False or PMUX_WIDGET_SERVER_HUB=0)"
+        )
+    home = getattr(view, "home", None)
+    home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
+    body = {"action": action, "text": text, "dialog": dialog, "token": token}
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
+        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
+        method="POST",
+        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        try:
+            reason = json.loads(error.read() or b"{}").get("error")
+        except (ValueError, AttributeError):
+            reason = None
+        raise ActionError(
+            str(reason or f"the Jupyter server's hub answered HTTP {error.code}"),
+            unknown=error.code == 404,
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ActionError(
+            f"{session.name} runs in {where}; its Jupyter server's hub did not answer ({exc})"
+        ) from None
+    return ActionResult(
+        session.session_id,
+        action,
+        (),
+        queued=bool(answer.get("queued")) if isinstance(answer, dict) else False,
+        dialog=answer.get("dialog") if isinstance(answer, dict) else None,
+    )

@@ -1,0 +1,228 @@
+"""A background session's own host, on a terminal of ours: ``claude attach <job>`` in a
+private tmux server, and the CLI's other background commands (``claude stop``, ``claude rm``).
+
+A Claude Code background session (``claude --bg``) runs under the CLI's daemon, in a PTY that
+only the daemon's ``bg-pty-host`` holds: no tmux pane or JupyterLab terminal of the user's
+holds it, and its socket protocol is the CLI's own. The CLI's way in is ``claude attach
+<job>``, a TUI client that draws the session's screen and forwards keys to it. So an action
+opens one here, in a tmux server of its own (``tmux -S`` on a socket in a fresh 0700 folder:
+outside ``/tmp/tmux-<uid>/``, so no poll of the user's servers ever lists it, and no other
+process can type into it), reads and types through ``system.keys`` as for any pane, then
+detaches with Ctrl+Z: the client exits and the session goes on running (observed on 2.1.197
+and 2.1.332; ``←`` would open the agent view instead). The server ends with its only pane.
+
+The binary is the worker's own (``/proc/<pid>/exe``): a client of another version might not
+speak to that daemon. The environment is this process's, minus ``TMUX`` / ``TMUX_PANE`` (the
+client is in no pane of the user's), with ``CLAUDE_CONFIG_DIR`` set to the config dir the hub
+watches (the daemon's sockets are found from it) and ``HOME`` the worker's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from pmux_widget.core.model import TmuxLocation
+
+from . import keys
+from .processes import pid_alive
+from .tmux import PaneInfo, tmux_available
+
+__all__ = [
+    "ATTACH_COLS",
+    "ATTACH_ROWS",
+    "AttachError",
+    "attached",
+    "claude_binary",
+    "cli_environment",
+    "run_cli",
+]
+
+#: The size of the attach's terminal: the daemon's own PTY size (``bg-pty-host <sock> 200
+#: 50``), so attaching does not reflow the session's screen.
+ATTACH_COLS = 200
+ATTACH_ROWS = 50
+#: How long the client may take to exit after Ctrl+Z before its server is killed.
+DETACH_TIMEOUT_S = 3.0
+_POLL_S = 0.02
+
+
+class AttachError(Exception):
+    """The CLI's host could not be reached: ``reason`` says why (nothing was typed)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def claude_binary(worker_pid: int) -> str | None:
+    """The worker's own executable, else ``claude`` on PATH (None: neither)."""
+    with contextlib.suppress(OSError):
+        exe = os.readlink(f"/proc/{worker_pid}/exe")
+        if not exe.endswith(" (deleted)") and os.access(exe, os.X_OK):
+            return exe
+    return shutil.which("claude")
+
+
+def _environ_of(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for entry in raw.split(b"\0"):
+        name, sep, value = entry.partition(b"=")
+        if sep:
+            out[name.decode(errors="replace")] = value.decode(errors="replace")
+    return out
+
+
+def cli_environment(config_dir: Path, worker_pid: int | None) -> dict[str, str]:
+    """The environment for ``claude attach|stop|rm`` against the daemon of ``config_dir``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    if worker_pid is not None:
+        home = _environ_of(worker_pid).get("HOME")
+        if home:
+            env["HOME"] = home
+    env.setdefault("TERM", "xterm-256color")
+    return env
+
+
+def run_cli(
+    binary: str, args: list[str], env: Mapping[str, str], timeout: float = 30.0
+) -> subprocess.CompletedProcess[str]:
+    """``claude <args>`` with no terminal (``stop``, ``rm``): its output and exit code."""
+    return subprocess.run(
+        [binary, *args],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+class _Server:
+    """One private tmux server (a socket in its own 0700 folder)."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="pmux-attach-"))
+        self.socket = str(self.folder / "tmux.sock")
+        self.config = self.folder / "tmux.conf"
+        # No status line (the pane gets every row); a pane whose client exited stays, so its
+        # last words can be read and the exit is seen without a race.
+        self.config.write_text("set -g status off\nset -g remain-on-exit on\n")
+
+    def tmux(self, *args: str, env: Mapping[str, str] | None = None) -> str:
+        result = subprocess.run(
+            ["tmux", "-S", self.socket, "-f", str(self.config), *args],
+            env=dict(env) if env is not None else None,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise AttachError(f"tmux {args[0]} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                ["tmux", "-S", self.socket, "kill-server"],
+                capture_output=True,
+                timeout=5,
+                check=False,
+            )
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def attached(binary: str, job: str, env: Mapping[str, str]) -> Iterator[PaneInfo]:
+    """``claude attach <job>`` running in a private tmux pane, for the block; detached (Ctrl+Z)
+    and its server gone after it, whatever happened inside."""
+    if not tmux_available():
+        raise AttachError(
+            "tmux is not installed: a background session is answered through `claude attach` "
+            "in a private tmux server"
+        )
+    server = _Server()
+    client_pid = 0
+    try:
+        out = server.tmux(
+            "new-session",
+            "-d",
+            "-x",
+            str(ATTACH_COLS),
+            "-y",
+            str(ATTACH_ROWS),
+            "-s",
+            "attach",
+            "-P",
+            "-F",
+            "#{pane_pid}\t#{pane_id}",
+            "--",
+            binary,
+            "attach",
+            job,
+            env=env,
+        )
+        pid_text, _, pane_id = out.strip().partition("\t")
+        if not pid_text.isdigit() or not pane_id.startswith("%"):
+            raise AttachError(f"tmux did not say which pane runs the attach ({out.strip()!r})")
+        client_pid = int(pid_text)
+        yield PaneInfo(
+            socket=server.socket,
+            shell_pid=client_pid,
+            location=TmuxLocation(session="attach", window="0", pane=pane_id, title=""),
+            current_command="claude",
+            current_path="",
+        )
+    finally:
+        if client_pid:
+            _detach(server, pane_id, client_pid)
+        server.close()
+        if client_pid:
+            _end(client_pid)
+
+
+def client_running(pane: PaneInfo) -> bool:
+    """The attach client still runs in its pane (it exits when the session ends)."""
+    return pid_alive(pane.shell_pid)
+
+
+def _detach(server: _Server, pane_id: str, client_pid: int) -> None:
+    """Ctrl+Z: the client exits, the session runs on. Its server goes after, in any case."""
+    pane = PaneInfo(server.socket, client_pid, TmuxLocation("attach", "0", pane_id, ""), "", "")
+    if not pid_alive(client_pid):
+        return
+    try:
+        keys.send_keys(pane, "C-z")
+    except Exception:  # a dead server or pane: nothing left to detach
+        return
+    deadline = time.monotonic() + DETACH_TIMEOUT_S
+    while pid_alive(client_pid) and time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+
+
+def _end(client_pid: int) -> None:
+    """The client of ours that outlived its server (it detaches on Ctrl+Z and on its terminal's
+    hang-up; a loaded machine can be slow to): TERM, then KILL, by its pid."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not pid_alive(client_pid):
+            return
+        with contextlib.suppress(OSError):
+            os.kill(client_pid, sig)
+        deadline = time.monotonic() + 1.0
+        while pid_alive(client_pid) and time.monotonic() < deadline:
+            time.sleep(_POLL_S)

@@ -1,0 +1,82 @@
+"""The attach host (``system.attach``): ``<claude> attach <job>`` on a private tmux server, read
+and typed through ``system.keys``, detached with Ctrl+Z, its server and folder gone after, and
+a client that does not detach ended by pid. A stand-in client here (a script that draws a
+line and exits on Ctrl+Z, as ``claude attach`` does); the real CLI:
+tests/real_claude/test_bg_actions.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.system import attach, keys
+from pmux_widget.system.processes import pid_alive
+
+from .helpers import wait_until
+
+pytestmark = pytest.mark.tmux
+
+CLIENT = """#!{python}
+import os, signal, sys, tty
+marker = {marker!r}
+if not {detaches}:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlives its terminal: ended by pid
+job = sys.argv[2]
+tty.setraw(0)
+sys.stdout.write(f"attached to {{job}}\\r\\n")
+sys.stdout.flush()
+while True:
+    data = os.read(0, 64)
+    if {detaches} and b"\\x1a" in data:
+        open(marker, "w").write("detached")
+        sys.exit(0)
+    if data:
+        os.write(1, data.replace(b"\\r", b"\\r\\n"))
+"""
+
+
+def _client(tmp_path: Path, detaches: bool) -> tuple[Path, Path]:
+    marker = tmp_path / "detached"
+    script = tmp_path / "claude"
+    script.write_text(CLIENT.format(python=sys.executable, marker=str(marker), detaches=detaches))
+    script.chmod(0o755)
+    return script, marker
+
+
+def _folders() -> set[str]:
+    return {p.name for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("pmux-attach-*")}
+
+
+@pytest.fixture(autouse=True)
+def _tmux() -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+
+
+def test_attach_reads_types_and_detaches_with_ctrl_z(tmp_path: Path) -> None:
+    script, marker = _client(tmp_path, detaches=True)
+    before = _folders()
+    env = attach.cli_environment(tmp_path / "config", None)
+    assert env["CLAUDE_CONFIG_DIR"] == str(tmp_path / "config") and "TMUX_PANE" not in env
+    with attach.attached(str(script), "ab12cd34", env) as pane:
+        assert not pane.socket.startswith(f"/tmp/tmux-{os.getuid()}/")  # no poll lists it
+        wait_until(lambda: "attached to ab12cd34" in keys.capture(pane), 10)
+        keys.send_keys(pane, "hello", literal=True)
+        wait_until(lambda: "hello" in keys.capture(pane), 10)
+        client = pane.shell_pid
+    assert marker.read_text() == "detached"  # Ctrl+Z, not a kill
+    assert not pid_alive(client)
+    assert _folders() == before
+
+
+def test_a_client_that_stays_is_ended_by_pid(tmp_path: Path) -> None:
+    script, marker = _client(tmp_path, detaches=False)
+    with attach.attached(str(script), "ab12cd34", attach.cli_environment(tmp_path, None)) as pane:
+        wait_until(lambda: "attached to" in keys.capture(pane), 10)
+        client = pane.shell_pid
+    assert not marker.exists()
+    wait_until(lambda: not pid_alive(client), 10)
