@@ -23,7 +23,8 @@ What it rewrites, in ``pmux_widget/``, ``tests/``, ``benchmarks/``, ``devtools/`
 4. first, with :mod:`ast` (Python files): relative imports that reach a moved module, every relative
    import inside a moved module (it changes package), and ``from pmux_widget import a, api``
    lists (split in two statements);
-5. ``Path(__file__).parent`` in a moved module (one folder deeper now);
+5. ``Path(__file__).parent`` in a moved module (one folder deeper now); lines the longer names
+   push over 100 characters: cut in two in docstrings and comments, ``# noqa: E501`` on code;
 6. import-linter's layers contract: the moved modules leave the top layer,
    ``pmux_widget.notebook`` and ``pmux_widget.cli`` join it (beside ``pmux_widget.jupyter``).
 
@@ -37,9 +38,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -228,6 +231,72 @@ def rewrite_ast(text: str, path: Path, moved_file: bool) -> str:
 FILE_PARENT = re.compile(r"Path\(__file__\)(\.resolve\(\))?\.parent\b")
 
 
+LINE = 100  # ruff's line-length (pyproject.toml)
+
+
+def docstring_lines(tree: ast.AST) -> set[int]:
+    """Line numbers inside docstrings (reflowing them changes no behaviour)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+                and first.end_lineno is not None
+            ):
+                found.update(range(first.lineno, first.end_lineno + 1))
+    return found
+
+
+def string_lines(text: str) -> set[int]:
+    """Lines that a multi-line string continues onto (a comment there would be text)."""
+    found: set[int] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+            found.update(range(tok.start[0], tok.end[0]))
+    return found
+
+
+def split_long(line: str, lead: str) -> list[str]:
+    """``line`` cut at spaces into lines of at most LINE characters, continued by ``lead``."""
+    out: list[str] = []
+    while len(line) > LINE:
+        cut = line.rfind(" ", len(lead) + 1, LINE + 1)
+        if cut <= len(lead.rstrip()) or not line[:cut].strip():
+            break  # one long word: leave it
+        out.append(line[:cut].rstrip())
+        line = lead + line[cut + 1 :]
+    return [*out, line]
+
+
+def fit_lines(text: str, path: Path) -> str:
+    """Lines the longer names pushed over LINE: docstring and comment lines are cut in two;
+    a code line gets ``# noqa: E501`` (a long string in it cannot be cut safely)."""
+    if not any(len(line) > LINE for line in text.splitlines()):
+        return text
+    docs = docstring_lines(ast.parse(text))
+    strings = string_lines(text)
+    out: list[str] = []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        body = line.rstrip("\n")
+        if len(body) <= LINE or "noqa" in body:
+            out.append(line)
+            continue
+        indent = body[: len(body) - len(body.lstrip())]
+        if number in docs:
+            out += [part + "\n" for part in split_long(body, indent)]
+        elif body.lstrip().startswith("#"):
+            out += [part + "\n" for part in split_long(body, indent + "# ")]
+        elif number in strings:
+            print(f"  ! {path.relative_to(ROOT)}:{number}: too long, inside a string: fit by hand")
+            out.append(line)
+        else:
+            out.append(body + "  # noqa: E501\n")
+    return "".join(out)
+
+
 # --------------------------------------------------------------------------- the contract
 
 
@@ -297,6 +366,8 @@ def main() -> int:
         new = rewrite_text(new).replace(PENDING + ".", "pmux_widget.")
         if path.name == "pyproject.toml":
             new = rewrite_contract(new)
+        if path.suffix == ".py" and new != text:
+            new = fit_lines(new, path)
         if path.suffix == ".py" and moved:
             new, n = FILE_PARENT.subn(lambda m: m.group(0) + ".parent", new)
             if n:
