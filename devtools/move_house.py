@@ -287,11 +287,11 @@ def fit_lines(text: str, path: Path) -> str:
         indent = body[: len(body) - len(body.lstrip())]
         if number in docs:
             out += [part + "\n" for part in split_long(body, indent)]
-        elif body.lstrip().startswith("#"):
-            out += [part + "\n" for part in split_long(body, indent + "# ")]
         elif number in strings:
             print(f"  ! {path.relative_to(ROOT)}:{number}: too long, inside a string: fit by hand")
             out.append(line)
+        elif body.lstrip().startswith("#"):
+            out += [part + "\n" for part in split_long(body, indent + "# ")]
         else:
             out.append(body + "  # noqa: E501\n")
     return "".join(out)
