@@ -183,7 +183,8 @@ def alias_text(a: ast.alias) -> str:
 def rewrite_import(node: ast.ImportFrom, path: Path, moved_file: bool) -> list[str] | None:
     """The statements replacing ``node``, or None to keep it."""
     target = resolve(node, path)
-    if target.startswith("pmux_widget.") and target.split(".")[1] in MOVES:
+    # Absolute ones are the text rules' (which keep their layout).
+    if node.level and target.startswith("pmux_widget.") and target.split(".")[1] in MOVES:
         old = target.split(".")[1]
         rest = target.split(".")[2:]
         module = ".".join([new_dotted(old, PENDING), *rest])
@@ -376,8 +377,6 @@ def main() -> int:
         new = rewrite_text(new).replace(PENDING + ".", "pmux_widget.")
         if path.name == "pyproject.toml":
             new = rewrite_contract(new)
-        if path.suffix == ".py" and new != text:
-            new = fit_lines(new, path)
         if path.suffix == ".py" and moved:
             new, n = FILE_PARENT.subn(lambda m: m.group(0) + ".parent", new)
             if n:
@@ -409,6 +408,11 @@ def main() -> int:
     ruff = str(VENV_BIN / "ruff")
     run(ruff, "check", "--fix", "--select", "I", "--quiet", *py, check=False)
     run(ruff, "format", "--quiet", *py)
+    for name in py:
+        text = (ROOT / name).read_text()
+        fitted = fit_lines(text, ROOT / name)
+        if fitted != text:
+            (ROOT / name).write_text(fitted)
     if args.no_checks:
         return 0
     failed = 0
