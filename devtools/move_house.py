@@ -261,21 +261,10 @@ def string_lines(text: str) -> set[int]:
     return found
 
 
-def split_long(line: str, lead: str) -> list[str]:
-    """``line`` cut at spaces into lines of at most LINE characters, continued by ``lead``."""
-    out: list[str] = []
-    while len(line) > LINE:
-        cut = line.rfind(" ", len(lead) + 1, LINE + 1)
-        if cut <= len(lead.rstrip()) or not line[:cut].strip():
-            break  # one long word: leave it
-        out.append(line[:cut].rstrip())
-        line = lead + line[cut + 1 :]
-    return [*out, line]
-
-
 def fit_lines(text: str, path: Path) -> str:
-    """Lines the longer names pushed over LINE: docstring and comment lines are cut in two;
-    a code line gets ``# noqa: E501`` (a long string in it cannot be cut safely)."""
+    """Lines the longer names pushed over LINE (as ruff counts): in a docstring or a comment, the
+    words that overflow go to the start of the next line of the paragraph (and so on); a code
+    line gets ``# noqa: E501`` (a long string in it cannot be cut safely)."""
     ask = ["check", "--select", "E501", "--output-format", "json", "--stdin-filename", str(path)]
     found = subprocess.run(
         [str(VENV_BIN / "ruff"), *ask, "-"],
@@ -289,23 +278,50 @@ def fit_lines(text: str, path: Path) -> str:
         return text
     docs = docstring_lines(ast.parse(text))
     strings = string_lines(text)
+    lines = text.splitlines(keepends=True)
     out: list[str] = []
-    for number, line in enumerate(text.splitlines(keepends=True), 1):
+    carry = carry_lead = ""  # overflowing words, for the next line of the same paragraph
+    for number, line in enumerate(lines, 1):
         body = line.rstrip("\n")
-        if number not in too_long:
-            out.append(line)
-            continue
         indent = body[: len(body) - len(body.lstrip())]
-        if number in docs:
-            out += [part + "\n" for part in split_long(body, indent)]
+        comment = body.lstrip().startswith("#") and number not in strings
+        lead = indent + "# " if comment else indent
+        merged = False
+        if carry:
+            words = body[len(lead) :] if comment else body.lstrip()
+            prose = (number in docs or comment) and words and not words.startswith(PARAGRAPH)
+            if prose and not words.startswith('"""'):
+                body, merged = lead + carry + " " + words, True
+            else:
+                out.append(carry_lead + carry + "\n")
+            carry = ""
+        if len(body) <= LINE or (number not in too_long and not merged):
+            out.append(body + "\n" if line.endswith("\n") else body)
+            continue
+        if number in docs or comment:
+            head, carry = cut(body, lead)
+            carry_lead = lead
+            out.append(head + "\n")
         elif number in strings:
             print(f"  ! {path.relative_to(ROOT)}:{number}: too long, inside a string: fit by hand")
             out.append(line)
-        elif body.lstrip().startswith("#"):
-            out += [part + "\n" for part in split_long(body, indent + "# ")]
         else:
             out.append(body + "  # noqa: E501\n")
+    if carry:
+        out.append(carry_lead + carry + "\n")
     return "".join(out)
+
+
+#: Lines that start a paragraph of their own (a list item, a literal block, a field).
+PARAGRAPH = ("* ", "- ", "``", ":", "..", ">>>", "|")
+
+
+def cut(body: str, lead: str) -> tuple[str, str]:
+    """(the line up to LINE, at a space; the words after it)."""
+    at = body.rfind(" ", len(lead) + 1, LINE + 1)
+    if at <= len(lead):
+        return body, ""  # one long word: leave it
+    return body[:at].rstrip(), body[at + 1 :]
 
 
 # --------------------------------------------------------------------------- the contract
@@ -377,6 +393,8 @@ def main() -> int:
         new = rewrite_text(new).replace(PENDING + ".", "pmux_widget.")
         if path.name == "pyproject.toml":
             new = rewrite_contract(new)
+        if path.suffix == ".py" and moved and MOVES[path.stem][0] == "cli":
+            new = re.sub(r"(?<![\w/.])cli\.py\b", "commands.py", new)
         if path.suffix == ".py" and moved:
             new, n = FILE_PARENT.subn(lambda m: m.group(0) + ".parent", new)
             if n:
