@@ -31,6 +31,8 @@ What it rewrites, in ``pmux_widget/``, ``tests/``, ``benchmarks/``, ``devtools/`
 Then ``git mv`` of the files, the two packages' ``__init__.py``, ``ruff check --fix --select I``
 and ``ruff format`` on the files it changed, and the checks: ``ruff check``, ``lint-imports``,
 ``mypy``. It refuses to run where ``pmux_widget/cli.py`` is already gone (run once).
+``--after-merge`` is for a tree that is moved already, where merged branches still name the
+old modules: it rewrites only those references (no ``git mv``).
 A throwaway: once main has the new tree, delete it.
 """
 
@@ -132,7 +134,13 @@ def new_path(old: str) -> Path:
 _NAMES = "|".join(sorted(MOVES, key=len, reverse=True))
 # A dotted name: not part of a longer name on the left, the module's whole name on the right.
 # ``pmux_widget.cli:main`` (the entry point) stays: the face re-exports main.
-DOTTED = re.compile(rf"(?<![\w.])pmux_widget\.({_NAMES})\b(?!:main\b)")
+# ``pmux_widget.cli.table`` (and the package's other modules) is already new: the old cli.py had
+# no attribute of those names, so reading it as new is right before and after the move.
+_NEW_CLI = "|".join(TERMINAL.values())
+DOTTED = re.compile(
+    rf"(?<![\w.])pmux_widget\.({_NAMES})\b(?!:main\b)"
+    rf"(?!\.(?:{_NEW_CLI})\b)(?!\s+import\s+(?:{_NEW_CLI})\b)"
+)
 PATH = re.compile(rf"(?<![\w/])pmux_widget/({_NAMES})\.py\b")
 # ``from pmux_widget import api`` alone on its statement (also in a string or a notebook's JSON)
 SINGLE = re.compile(
@@ -373,18 +381,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="rewrite nothing, list changes")
     parser.add_argument("--no-checks", action="store_true", help="skip ruff/lint-imports/mypy")
+    parser.add_argument(
+        "--after-merge",
+        action="store_true",
+        help="the tree is moved already (a branch with the move was merged): only rewrite the "
+        "references that merged code still makes to the old modules",
+    )
     args = parser.parse_args()
-    missing = [old for old in MOVES if not old_path(old).exists()]
-    if missing:
-        sys.exit(f"already moved (or not this project): no pmux_widget/{missing[0]}.py")
-    for package in NEW_PACKAGES:
-        folder = ROOT / package.replace(".", "/")
-        if folder.exists():
-            sys.exit(f"{folder.relative_to(ROOT)} exists already")
+    if args.after_merge:
+        if old_path("api").exists() or not (ROOT / "pmux_widget" / "notebook").is_dir():
+            sys.exit("--after-merge: this tree is not moved yet (run without it)")
+    else:
+        missing = [old for old in MOVES if not old_path(old).exists()]
+        if missing:
+            sys.exit(f"already moved: no pmux_widget/{missing[0]}.py (see --after-merge)")
+        for package in NEW_PACKAGES:
+            folder = ROOT / package.replace(".", "/")
+            if folder.exists():
+                sys.exit(f"{folder.relative_to(ROOT)} exists already")
 
-    moved_files = {old_path(old).resolve() for old in MOVES}
+    moved_files = set() if args.after_merge else {old_path(old).resolve() for old in MOVES}
     changed: list[Path] = []
+    faces = {ROOT / "pmux_widget" / p / "__init__.py" for p in ("notebook", "cli")}
     for path in targets():
+        if args.after_merge and path in faces:
+            continue  # written by this script: they name the new packages only
         text = path.read_text()
         new = text
         moved = path.resolve() in moved_files
@@ -407,12 +428,13 @@ def main() -> int:
     if args.dry_run:
         return 0
 
-    for package, face in (("notebook", NOTEBOOK_INIT), ("cli", CLI_INIT)):
+    inits = (("notebook", NOTEBOOK_INIT), ("cli", CLI_INIT))
+    for package, face in () if args.after_merge else inits:
         folder = ROOT / "pmux_widget" / package
         folder.mkdir()
         (folder / "__init__.py").write_text(face)
         run("git", "add", str(folder / "__init__.py"))
-    for old in MOVES:
+    for old in [] if args.after_merge else MOVES:
         run("git", "mv", str(old_path(old).relative_to(ROOT)), str(new_path(old).relative_to(ROOT)))
 
     def where(p: Path) -> Path:
@@ -423,6 +445,9 @@ def main() -> int:
 
     py = [str(where(p).relative_to(ROOT)) for p in changed if p.suffix == ".py"]
     py += [f"pmux_widget/{p}/__init__.py" for p in ("notebook", "cli")]
+    if args.after_merge and not changed:
+        print("nothing refers to the old modules")
+        return 0
     ruff = str(VENV_BIN / "ruff")
     run(ruff, "check", "--fix", "--select", "I", "--quiet", *py, check=False)
     run(ruff, "format", "--quiet", *py)
