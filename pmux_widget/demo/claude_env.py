@@ -14,6 +14,10 @@ scripted model (:mod:`pmux_widget.demo.scripted_model`); :mod:`.claude_cli` driv
 * :func:`wait_until` and :func:`read_jsonl`: polling with deadlines, and torn-line-safe reads.
 
 Nothing here touches the real ``~/.claude``: every path lives under the env's temp root.
+
+Over the house's ~500 lines on purpose: :class:`ClaudeEnv` (190 of them) is one sealed
+environment, whose settings, hooks and seeded dialogs must agree; the rest is what it needs
+(the pinned versions, installing them).
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ What it answers:
 How a response is chosen, and the scenario file format: :mod:`.scenario_plans`.
 
 Run standalone: ``python -m pmux_widget.demo.scripted_model --port 8765``.
+
+Over the house's ~500 lines on purpose: ``_MessagesHandler`` (200 of them) is one Messages
+API response in its two forms (a stream, one JSON) with its error paths; what to answer already
+lives in :mod:`.scenario_plans`.
 """
 
 from __future__ import annotations
