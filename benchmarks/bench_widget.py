@@ -3,7 +3,7 @@ sessions (same, ≤ 2 KB).
 
 A :class:`~pmux_widget.runtime.hub.Hub` (no sources) is filled with 10 or 500 sessions through real
 hook signals (each session a few steps into a realistic turn), then a
-:class:`~pmux_widget.widget.StatusWidget` is built in this process (no kernel: ipywidgets
+:class:`~pmux_widget.notebook.widget.StatusWidget` is built in this process (no kernel: ipywidgets
 gives it a ``DummyComm``). Its comm's ``send`` is wrapped to record every message that would
 go to the browser (the ipywidgets envelope ``{"method": "custom", "content": …}`` as compact
 JSON; the Jupyter message header around it is constant and not counted). One session then
@@ -34,10 +34,10 @@ from benchmarks._util import (
     wait_until,
 )
 from pmux_widget.core.signals import parse_hook
-from pmux_widget.feed import MIN_PATCH_INTERVAL
+from pmux_widget.notebook.feed import MIN_PATCH_INTERVAL
+from pmux_widget.notebook.widget import StatusWidget
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
-from pmux_widget.widget import StatusWidget
 
 __all__ = ["main"]
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from pmux_widget._version import __version__
 
 if TYPE_CHECKING:
-    from pmux_widget.api import (
+    from pmux_widget.core.model import Session, State, Transition
+    from pmux_widget.notebook.api import (
         ActionError,
         Answer,
         Ask,
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
         to_dataframe,
         wait_for,
     )
-    from pmux_widget.core.model import Session, State, Transition
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
 # Imported when first used (PEP 562): the Jupyter server imports this package to load its
 # extension (pmux_widget.jupyter), and the API's imports (the runtime, libtmux) cost it
@@ -70,10 +70,10 @@ _LAZY = {
             "to_dataframe",
             "wait_for",
         ],
-        "pmux_widget.api",
+        "pmux_widget.notebook.api",
     ),
     **dict.fromkeys(("Session", "State", "Transition"), "pmux_widget.core.model"),
-    "StatusWidget": "pmux_widget.widget",
+    "StatusWidget": "pmux_widget.notebook.widget",
 }
 
 

@@ -1,3 +1,3 @@
-from pmux_widget.cli import main
+from pmux_widget.cli.commands import main
 
 raise SystemExit(main())

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from pmux_widget.cli import resolve_session
+from pmux_widget.cli.commands import resolve_session
 from pmux_widget.runtime.hub import Hub
 
 from .helpers import post_hook, request

@@ -29,9 +29,9 @@ from pmux_widget.core.model import (
     Tracking,
     count_states,
 )
+from pmux_widget.notebook.widget import StatusWidget
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
-from pmux_widget.widget import StatusWidget
 
 from .helpers import wait_until
 from .test_widget import Recorder, change_one, fill

@@ -130,7 +130,7 @@ def test_item6_pane_title_of_a_fleet_session_drops_that_hosts_default():
 def test_item6_the_widget_row_knows_this_machines_name(api_hub):
     import socket
 
-    from pmux_widget.widget import row
+    from pmux_widget.notebook.widget import row
 
     assert row(in_pane(socket.gethostname()))["pane_title"] is None
     assert row(in_pane("✳ Refactor payments"))["pane_title"] == "Refactor payments"

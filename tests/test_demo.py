@@ -38,8 +38,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from pmux_widget import api
 from pmux_widget.core.model import Change, Session
+from pmux_widget.notebook import api
 from pmux_widget.runtime.assemble import make_hub
 
 from .helpers import CHROMIUM, free_port, launch_chromium, wait_until

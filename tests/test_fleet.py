@@ -469,7 +469,7 @@ def test_the_status_widget_shows_the_fleet_through_a_view(broker, hubs, publishe
     """Rows carry their real workspace and host; the hosts (online or not) travel with the
     snapshot, and in a patch when one goes offline (its rows stay, unchanged)."""
     from pmux_widget.fleet.view import FleetView
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     names = [_name("wa"), _name("wb")]
     ids = {}
@@ -609,7 +609,7 @@ def test_ended_sessions_travel_as_ended_and_the_widget_lists_them_ended(hubs, pu
     ended, as a local one's do (the front-end's "Ended" section), and leave the counts; an
     old publisher's record, with no such field, stays a live row."""
     from pmux_widget.fleet.view import FleetView
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     with NatsServer(tmp_path / "store") as broker:
         f = EndingFleet(broker, hubs, publishers, tmp_path)
@@ -720,7 +720,7 @@ def test_status_fleet_leaves_ended_sessions_out_unless_all(hubs, publishers, tmp
 
 def test_a_widget_over_this_machines_hub_has_no_hosts(hubs, tmp_path):
     """No fleet, no host level: the snapshot's hosts are empty and patches carry none."""
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     hub = _new_hub(tmp_path, hubs, "local")
     widget = StatusWidget(hub)
@@ -819,7 +819,7 @@ def test_counts_follow_the_hubs_rule():
 
 
 def test_offline_host_is_marked_in_the_table():
-    from pmux_widget.fleet_cli import format_fleet_table
+    from pmux_widget.cli.fleet import format_fleet_table
 
     snapshot = {
         "sessions": [publish_json(Session("s1", state=State.BUSY), "far")],

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pmux_widget.cli import build_parser
+from pmux_widget.cli.commands import build_parser
 from pmux_widget.core.model import Change, Session, State, Tracking, Transition
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.store import Store

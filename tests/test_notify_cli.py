@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import pmux_widget
-from pmux_widget import cli
+from pmux_widget.cli import commands as cli
 from pmux_widget.hooks import doctor
 from pmux_widget.notify import webpush
 

@@ -18,10 +18,10 @@ import pytest
 nats = pytest.importorskip("nats")
 
 from pmux_widget import fleet  # noqa: E402
+from pmux_widget.cli.notify import run_fleet_notifier  # noqa: E402
 from pmux_widget.fleet.notify_claims import attach_fleet_claims  # noqa: E402
 from pmux_widget.notify.config import Channel, edit_config  # noqa: E402
 from pmux_widget.notify.notifier import find  # noqa: E402
-from pmux_widget.notify_cli import run_fleet_notifier  # noqa: E402
 from pmux_widget.runtime.assemble import make_hub  # noqa: E402
 from pmux_widget.runtime.hub import Hub  # noqa: E402
 from pmux_widget.system.home import PmuxHome  # noqa: E402

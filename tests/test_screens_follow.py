@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 from pmux_widget import hooks
+from pmux_widget.notebook.widget import StatusWidget
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.widget import StatusWidget
 
 from .helpers import get_sessions, wait_until
 from .test_hook_path import SID, Installed, payload, run_cli

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from pmux_widget.cli.table import format_table, redraw
 from pmux_widget.core.contract import counts, describe_source
 from pmux_widget.core.model import Session, State, TmuxLocation, Tokens
 from pmux_widget.core.tracking import Tracking
 from pmux_widget.core.wording import lines, need_you, needs_you
-from pmux_widget.table import format_table, redraw
 
 from .helpers import wait_until
 

@@ -27,9 +27,9 @@ import pytest
 from pmux_widget import hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.driver import ScriptedFleet
+from pmux_widget.notebook.waiting import Answer, Ask, Wait
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.waiting import Answer, Ask, Wait
 
 from .helpers import post_hook, wait_until
 

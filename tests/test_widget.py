@@ -14,11 +14,11 @@ import threading
 
 import pytest
 
-from pmux_widget import feed as feed_module
 from pmux_widget.core import signals as s
+from pmux_widget.notebook import feed as feed_module
+from pmux_widget.notebook.widget import StatusWidget
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
-from pmux_widget.widget import StatusWidget
 
 from .helpers import wait_until
 
@@ -200,8 +200,8 @@ def test_an_action_for_an_unknown_session_is_refused_with_the_reason(hub):
 
 
 def test_rows_carry_the_dialog_token_a_click_sends_back(hub):
+    from pmux_widget.notebook.widget import short_token
     from pmux_widget.runtime.actions import dialog_token
-    from pmux_widget.widget import short_token
 
     fill(hub, 1)
     change_one(hub, "s-0000")
@@ -237,7 +237,7 @@ def test_env_reports_claude_and_hooks(hub, homes):
 
 HMR_CHILD = """
 import threading, time
-from pmux_widget.widget import STATIC, StatusWidget
+from pmux_widget.notebook.widget import STATIC, StatusWidget
 
 changed = threading.Event()
 StatusWidget._esm.changed.connect(lambda text: changed.set())
@@ -259,7 +259,7 @@ def test_anywidget_hmr_follows_the_built_bundle(hmr):
         env["ANYWIDGET_HMR"] = hmr
         code = HMR_CHILD
     else:
-        code = "from pmux_widget.widget import StatusWidget as W; print(W._esm._background_thread)"
+        code = "from pmux_widget.notebook.widget import StatusWidget as W; print(W._esm._background_thread)"  # noqa: E501
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
@@ -294,7 +294,7 @@ def test_history_travels_once_and_patches_carry_none(hub):
 
 
 def test_a_long_lived_widget_keeps_about_a_day_of_history():
-    from pmux_widget.feed_history import trimmed as _trimmed
+    from pmux_widget.notebook.feed_history import trimmed as _trimmed
 
     day = 24 * 3600 * 1000
     history = {

@@ -1,6 +1,6 @@
 """``Stream``: the status widget's feed over websockets (``pmux/api/stream``).
 
-The same :class:`~pmux_widget.feed.Feed` a kernel's ``StatusWidget`` drives, with a plain
+The same :class:`~pmux_widget.notebook.feed.Feed` a kernel's ``StatusWidget`` drives, with a plain
 dict for its traits: one model for the whole server, every open page a view of it
 (docs/widget-protocol.md has the frames). A page's first frame is every trait
 (``{"type": "traits", "traits": {...}}``); then ``{"type": "traits"}`` frames with the traits
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from tornado.ioloop import IOLoop
 
 from pmux_widget.core.contract import KernelMessage
-from pmux_widget.feed import Feed
+from pmux_widget.notebook.feed import Feed
 from pmux_widget.system.clock import now_ms
 
 if TYPE_CHECKING:

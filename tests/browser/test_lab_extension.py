@@ -459,7 +459,7 @@ def test_sidebar_opens_the_panel_and_leaves_a_note_in_the_cell(
     """``pmux_widget.sidebar()`` on a page with the extension: the panel opens (no sidecar is
     docked), the cell keeps only a note pointing to it."""
     lab, ws = ext
-    check = "from pmux_widget import api; print('sidecar:', api._sidecar)"
+    check = "from pmux_widget.notebook import api; print('sidecar:', api._sidecar)"
     cells = ("import pmux_widget; pmux_widget.sidebar()", check)
     lab.open_notebook(ws.notebook("sidebar.ipynb", *cells))
     panel = lab.page.locator(f"{PANEL} .pmux-root")

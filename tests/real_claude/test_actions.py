@@ -17,8 +17,8 @@ import pytest
 
 from pmux_widget.claude.screen import parse_screen
 from pmux_widget.core.model import State
+from pmux_widget.notebook.waiting import Ask
 from pmux_widget.runtime.actions import ActionError, act
-from pmux_widget.waiting import Ask
 
 from ..helpers import request, wait_until
 from .tracking import Tracked

@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator
 import psutil
 import pytest
 
-from pmux_widget import cli
+from pmux_widget.cli import commands as cli
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_env import OLDEST
+from pmux_widget.notebook.starting import new_session
 from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.starting import new_session
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until

@@ -16,11 +16,11 @@ from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
+from pmux_widget.notebook.starting import LaunchError, new_session
+from pmux_widget.notebook.waiting import Answer, Ask
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.starting import LaunchError, new_session
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.waiting import Answer, Ask
 
 from ..helpers import wait_until
 from ..jupyter_ext import LabServer

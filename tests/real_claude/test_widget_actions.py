@@ -7,7 +7,7 @@ that is no longer shown is refused with the reason and types nothing.
 from __future__ import annotations
 
 from pmux_widget.core.model import State
-from pmux_widget.widget import StatusWidget
+from pmux_widget.notebook.widget import StatusWidget
 
 from ..helpers import wait_until
 from ..test_widget import Recorder

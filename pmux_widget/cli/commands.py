@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.cli.notify import add_parser as add_notify_parser
+from pmux_widget.cli.table import format_table, redraw, watch
 from pmux_widget.hooks import live_hubs
-from pmux_widget.notify_cli import add_parser as add_notify_parser
 from pmux_widget.system.home import PmuxHome
-from pmux_widget.table import format_table, redraw, watch
 
 __all__ = ["main"]
 
@@ -124,7 +124,7 @@ def offline_snapshot(
 
 def cmd_status(args: argparse.Namespace) -> int:
     if args.fleet:
-        from pmux_widget.fleet_cli import status_fleet
+        from pmux_widget.cli.fleet import status_fleet
 
         return status_fleet(args)
     home, claude_dir = _paths(args)
@@ -167,8 +167,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pmux_widget.cli.fleet import fleet_url, start_fleet_publisher
     from pmux_widget.fleet.notify_claims import attach_fleet_claims
-    from pmux_widget.fleet_cli import fleet_url, start_fleet_publisher
     from pmux_widget.runtime.assemble import make_hub
 
     # The handlers go in before the hub says it listens: whoever read that line may stop it at
@@ -213,7 +213,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_fleet_forget(args: argparse.Namespace) -> int:
-    from pmux_widget.fleet_cli import fleet_forget
+    from pmux_widget.cli.fleet import fleet_forget
 
     return fleet_forget(args)
 

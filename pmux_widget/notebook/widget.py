@@ -1,6 +1,6 @@
 """``StatusWidget``: the anywidget that shows every session, fed by the hub on the hub thread.
 
-The widget is one transport of :class:`~pmux_widget.feed.Feed` (the other is the Jupyter
+The widget is one transport of :class:`~pmux_widget.notebook.feed.Feed` (the other is the Jupyter
 server extension's websocket): the feed coalesces the hub's changes into patches, keeps the
 ``snapshot`` and ``history`` traits current in place (never synced: a view reads them when it
 is created), follows ``env`` and answers the browser's messages; this class only maps its
@@ -20,7 +20,7 @@ import anywidget
 import traitlets
 
 from pmux_widget.core.contract import KernelMessage, counts
-from pmux_widget.feed import MACHINE, Feed, row, short_token
+from pmux_widget.notebook.feed import MACHINE, Feed, row, short_token
 
 if TYPE_CHECKING:
     from pmux_widget.runtime.hub import Hub
@@ -29,7 +29,7 @@ __all__ = ["MACHINE", "StatusWidget", "row", "short_token"]
 
 #: The built front-end (npm run build). `_esm` stays a Path: with ANYWIDGET_HMR=1, anywidget
 #: watches the file and reloads open widgets on every rebuild (npm run watch).
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"
 
 
 class _Traits:
@@ -108,7 +108,7 @@ class StatusWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         """The text/plain fallback for front-ends without widgets: the status table."""
-        from pmux_widget.table import format_table
+        from pmux_widget.cli.table import format_table
 
         hub = getattr(self, "_hub", None)
         if hub is None:

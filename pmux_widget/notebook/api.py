@@ -13,15 +13,15 @@ import threading
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, cast
 
-from pmux_widget import frames
 from pmux_widget.core import contract, model
 from pmux_widget.core.model import ActionName, Session, State, Transition
+from pmux_widget.notebook import frames
+from pmux_widget.notebook.waiting import Answer, Ask, Wait
 from pmux_widget.notify.config import notify_settings as notify_settings
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.ordering import sort_key
-from pmux_widget.waiting import Answer, Ask, Wait
 
 if TYPE_CHECKING:  # pandas is optional
     import pandas
@@ -95,8 +95,8 @@ def start(
 def _start_publisher(
     target: Hub, url: str, host: str | None, creds: str | None, redact: bool
 ) -> Any:
+    from pmux_widget.cli.fleet import start_fleet_publisher
     from pmux_widget.fleet.notify_claims import attach_fleet_claims
-    from pmux_widget.fleet_cli import start_fleet_publisher
 
     publisher = start_fleet_publisher(target, url, host=host, creds=creds, redact=redact)
     # a fleet's notifications go once, whichever machine sends them
@@ -176,10 +176,10 @@ def new_session(
     ``name``; it needs a prompt), answered like any other (``approve()``, ``await ask()``,
     …; ``stop()``, ``remove()``). Returns its Session once its first hook or PID file arrived
     (with a prompt: once that prompt's turn began, so ``await session.ask()`` gets its
-    answer). Raises ``pmux_widget.starting.LaunchError`` with the reason when it cannot start
-    there (no terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux;
+    answer). Raises ``pmux_widget.notebook.starting.LaunchError`` with the reason when it cannot
+    start there (no terminals: ``ServerApp.terminals_enabled`` off; no Jupyter server; no tmux;
     ``claude --bg`` failed)."""
-    from pmux_widget.starting import new_session as start_one
+    from pmux_widget.notebook.starting import new_session as start_one
 
     if where not in ("terminal", "tmux", "background"):
         raise ValueError('where must be "terminal", "tmux" or "background"')
@@ -255,9 +255,9 @@ _stub: Any = None
 
 
 def status_widget() -> Any:
-    """The process's :class:`~pmux_widget.widget.StatusWidget` (one model, many views)."""
+    """The process's :class:`~pmux_widget.notebook.widget.StatusWidget` (one model, many views)."""
     global _widget
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     with _lock:
         current = hub()
@@ -294,7 +294,7 @@ def _fleet_widget(url: str, creds: str | None) -> Any:
     """One widget per fleet URL, over a subscriber that lives as long as the process."""
     from pmux_widget.fleet import Subscriber
     from pmux_widget.fleet.view import FleetView
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     with _lock:
         widget = _fleet_widgets.get(url)
@@ -317,7 +317,7 @@ def sidebar(title: str = "Claude sessions") -> None:
     """
     from IPython.display import display
 
-    from pmux_widget.widget import StatusWidget
+    from pmux_widget.notebook.widget import StatusWidget
 
     global _sidecar, _stub
     with _lock:
@@ -353,11 +353,11 @@ def _on_sidebar_answer(title: str, widget: Any, content: Any) -> None:
 
 def timeline(session_id: str | None = None, since: Any = None) -> pandas.DataFrame:
     """The history as segments: one row per stretch of one state, per session (see
-    :func:`pmux_widget.frames.timeline` for the columns)."""
+    :func:`pmux_widget.notebook.frames.timeline` for the columns)."""
     return frames.timeline(hub(), session_id, since)
 
 
 def stats(since: Any = None) -> pandas.DataFrame:
     """Per session, over ``since`` .. now: seconds per state, waits, responses, turns, tokens
-    (see :func:`pmux_widget.frames.stats` for the columns)."""
+    (see :func:`pmux_widget.notebook.frames.stats` for the columns)."""
     return frames.stats(hub(), since)

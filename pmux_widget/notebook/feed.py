@@ -1,7 +1,7 @@
 """``Feed``: what a status view is sent and what it may ask, whatever carries it.
 
-One front-end, two transports: :class:`~pmux_widget.widget.StatusWidget` carries a feed over
-anywidget (traits and comm messages, in a kernel), the Jupyter server extension over a
+One front-end, two transports: :class:`~pmux_widget.notebook.widget.StatusWidget` carries a feed
+over anywidget (traits and comm messages, in a kernel), the Jupyter server extension over a
 websocket (``pmux_widget.jupyter.stream``). The feed holds none of the values itself: they
 live in its :class:`Model` (the widget's traits, or the stream's dict), so both transports read
 and write the same names (docs/widget-protocol.md):
@@ -47,7 +47,7 @@ from pmux_widget.core.contract import (
 )
 from pmux_widget.core.contract import row as contract_row
 from pmux_widget.core.model import Change, Session, State
-from pmux_widget.feed_history import append_changes, read_history, trimmed
+from pmux_widget.notebook.feed_history import append_changes, read_history, trimmed
 from pmux_widget.runtime import actions
 from pmux_widget.system.clock import now_ms
 

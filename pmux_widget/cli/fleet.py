@@ -1,8 +1,8 @@
 """The fleet commands of ``pmux-widget``: ``status --fleet``, ``serve --fleet``, ``fleet forget``.
 
-Kept apart from cli.py so that the fleet (and nats-py, an optional extra) loads only when a
-command asks for it. The table is ``status``'s (:func:`pmux_widget.table.format_table`), once per
-host, rows ordered by workspace.
+Kept apart from commands.py so that the fleet (and nats-py, an optional extra) loads only when a
+command asks for it. The table is ``status``'s (:func:`pmux_widget.cli.table.format_table`), once
+per host, rows ordered by workspace.
 """
 
 from __future__ import annotations
@@ -60,15 +60,15 @@ def start_fleet_publisher(
 
 
 def _ago(ms: int, now: int) -> str:
-    from pmux_widget.table import age as _age
+    from pmux_widget.cli.table import age as _age
 
     return "never" if not ms else _age(ms, now) + " ago"
 
 
 def format_fleet_table(snapshot: dict[str, Any], now: int | None = None, dim: bool = False) -> str:
     """Every host's sessions: the fleet's counts, then per host a line and its table."""
+    from pmux_widget.cli.table import format_table, terminal_width
     from pmux_widget.core.wording import need_you
-    from pmux_widget.table import format_table, terminal_width
 
     now = now_ms() if now is None else now
     fleet = _fleet()
@@ -133,7 +133,7 @@ def status_fleet(args: argparse.Namespace) -> int:
             data = subscriber.snapshot_json(include_ended)
             print(json.dumps(data, indent=2) if args.json else format_fleet_table(data, dim=dim))
             return EXIT_OK
-        from pmux_widget.table import redraw, watch
+        from pmux_widget.cli.table import redraw, watch
 
         def frame() -> str:
             data = subscriber.snapshot_json(include_ended)
