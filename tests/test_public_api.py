@@ -110,3 +110,10 @@ def test_the_console_script_entry_point_loads_and_runs():
     if not script.exists():
         pytest.skip(f"no installed {script} (not a venv install)")
     assert _help([str(script), "--help"]) == _help([sys.executable, "-m", "pmux_widget", "--help"])
+
+
+def test_the_package_top_holds_only_its_faces():
+    """Every other module lives in a layer's folder (docs/architecture.md, "The house")."""
+    top = Path(pmux_widget.__file__).parent
+    loose = sorted(p.name for p in top.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "_version.py"]
