@@ -1,5 +1,5 @@
 """The sessions table that ``pmux-widget status`` prints (and the widget's text form): shared
-by the façades, so none of them imports another for it.
+by the doors (notebook/, cli/, jupyter/), so none of them imports another for it.
 
 It says what the widget's rows say, in the same words (:func:`pmux_widget.core.wording.lines`,
 :func:`pmux_widget.core.contract.describe_source`): busy, the current tool and the prompt;

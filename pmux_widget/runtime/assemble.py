@@ -1,5 +1,5 @@
 """The default wiring: a hub with the file sources. The only runtime module that imports
-both the hub and the sources; the façades (``api.start``, ``pmux-widget serve``) build hubs
+both the hub and the sources; the doors (``api.start``, ``pmux-widget serve``) build hubs
 through :func:`make_hub`.
 """
 

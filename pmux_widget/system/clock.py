@@ -1,6 +1,6 @@
 """Wall-clock time in epoch milliseconds: the unit of every event time in the contract.
 
-The tracker never reads a clock; the runtime and the façades pass it this one.
+The tracker never reads a clock; the runtime and the doors above it pass it this one.
 """
 
 import time
