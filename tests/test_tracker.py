@@ -1099,6 +1099,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "action_origin": "",
         "interactive": None,
         "entrypoint": None,
+        "tools_done": [],
     }
     assert Session.from_record(record) == session
 
