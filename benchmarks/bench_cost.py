@@ -203,8 +203,6 @@ def _measure_mode(
                     side.walls.setdefault((mode, kind), []).append(wall)
                     if kind == "ours":
                         _after(side, mode, hubs)
-                    else:
-                        side.runs_checked["none"] += 1
                 log(
                     f"P18 {side.version} {mode} pair {i + 1}/{pairs}: "
                     f"none {side.turns[mode, 'none'][-1]:.3f} s, "
