@@ -30,8 +30,11 @@ import collections
 import contextlib
 import json
 import os
+import resource
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -76,6 +79,15 @@ EXPECTED = {
 
 
 @dataclass
+class Run:
+    """One measured run: the turn and the process's wall time, Claude's own CPU seconds."""
+
+    turn: float
+    wall: float
+    own_cpu: float
+
+
+@dataclass
 class Side:
     """One CLI version's two environments, and what was measured on them."""
 
@@ -86,6 +98,8 @@ class Side:
     home: PmuxHome
     turns: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     walls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    own_cpu: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    all_cpu: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     runs_checked: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -111,20 +125,44 @@ def _hook_scripts(home: PmuxHome) -> int:
     return count
 
 
-def _run(model: ScriptedModel, side: Side, env: ClaudeEnv) -> tuple[float, float]:
-    """One print-mode turn: (turn seconds as the model saw it, process wall seconds)."""
+def _cpu_ticks(pid: int) -> tuple[int, int]:
+    """(the process's own CPU ticks, its reaped children's) from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def _run(model: ScriptedModel, side: Side, env: ClaudeEnv) -> Run:
+    """One print-mode turn: the turn as the model saw it, the process's wall and CPU time."""
     first = len(model.requests)
     t0 = time.perf_counter()
-    proc = env.run_print(side.cli, PROMPT, timeout=600)
+    proc = subprocess.Popen(
+        [str(side.cli), "-p", PROMPT],
+        cwd=env.cwd,
+        env=env.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    own = 0
+    # Claude's own CPU, sampled while it runs (the hooks' is in its total once it exits)
+    reader = threading.Thread(target=lambda: out.append(proc.communicate(timeout=600)))
+    out: list[tuple[bytes, bytes]] = []
+    reader.start()
+    while reader.is_alive():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            own = _cpu_ticks(proc.pid)[0]
+        reader.join(0.02)
     wall = time.perf_counter() - t0
-    if proc.returncode != 0 or "Ran all 40 steps" not in proc.stdout:
-        raise RuntimeError(f"{side.version}: claude -p failed: {proc.returncode} {proc.stderr!r}")
+    stdout, stderr = out[0] if out else (b"", b"")
+    if proc.returncode != 0 or b"Ran all 40 steps" not in stdout:
+        raise RuntimeError(f"{side.version}: claude -p failed: {proc.returncode} {stderr!r}")
     steps = [r for r in model.requests[first:] if r.kind == "scenario"]
     if len(steps) != TOOLS + 1 or any(r.finished_at is None for r in steps):
         raise RuntimeError(f"{side.version}: {len(steps)} scripted requests, not {TOOLS + 1}")
     finished = steps[-1].finished_at
     assert finished is not None
-    return finished - steps[0].received_at, wall
+    tick = os.sysconf("SC_CLK_TCK")
+    return Run(finished - steps[0].received_at, wall, own / tick)
 
 
 def _check_spool(side: Side, mode: str) -> None:
@@ -198,11 +236,16 @@ def _measure_mode(
             for side in sides:
                 for kind in ("none", "ours") if i % 2 == 0 else ("ours", "none"):
                     env = side.ours if kind == "ours" else side.none
-                    turn, wall = _run(model, side, env)
-                    side.turns.setdefault((mode, kind), []).append(turn)
-                    side.walls.setdefault((mode, kind), []).append(wall)
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    run = _run(model, side, env)
                     if kind == "ours":
-                        _after(side, mode, hubs)
+                        _after(side, mode, hubs)  # its async hooks done, their CPU counted
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    spent = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+                    side.turns.setdefault((mode, kind), []).append(run.turn)
+                    side.walls.setdefault((mode, kind), []).append(run.wall)
+                    side.own_cpu.setdefault((mode, kind), []).append(run.own_cpu)
+                    side.all_cpu.setdefault((mode, kind), []).append(spent)
                 log(
                     f"P18 {side.version} {mode} pair {i + 1}/{pairs}: "
                     f"none {side.turns[mode, 'none'][-1]:.3f} s, "
@@ -243,6 +286,27 @@ def _rows(sides: list[Side], modes: tuple[str, ...]) -> list[Row]:
                     "whole claude -p wall p50 none / ours",
                     f"{', '.join(f'{v:+.1f}' for v in per_tool)}; "
                     f"{percentile(walls_none, 50):.2f} / {percentile(walls_ours, 50):.2f} s",
+                    "info",
+                    True,
+                )
+            )
+    for mode in modes:
+        for side in sides:
+            own = [
+                (o - n) * 1000 / TOOLS
+                for o, n in zip(side.own_cpu[mode, "ours"], side.own_cpu[mode, "none"], strict=True)
+            ]
+            every = [
+                (o - n) * 1000 / TOOLS
+                for o, n in zip(side.all_cpu[mode, "ours"], side.all_cpu[mode, "none"], strict=True)
+            ]
+            rows.append(
+                (
+                    f"P18 {side.version}, {MODE_TEXT[mode]}: CPU per tool call (ours − none, "
+                    "p50): Claude's own / Claude and the hook processes",
+                    f"{percentile(own, 50):+.1f} ms / {percentile(every, 50):+.1f} ms "
+                    "(a loaded machine's wall time hides what an idle one pays: Claude's own "
+                    "CPU is on the turn's path, the async hooks' runs beside it)",
                     "info",
                     True,
                 )
