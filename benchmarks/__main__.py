@@ -31,6 +31,7 @@ __all__ = ["main"]
 #: transcript benchmark last.
 MODULES = [
     ("hooks", "benchmarks.bench_hooks"),
+    ("cost", "benchmarks.bench_cost"),
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
     ("jupyter", "benchmarks.bench_jupyter"),

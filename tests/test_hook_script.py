@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -455,6 +456,46 @@ def test_hung_hub_spools(setup: Setup, hung_port: int) -> None:
     run = run_hook(setup, SMALL)
     assert_silent_success(run)
     assert run.seconds < 3.0  # budget 1.2 s (curl --max-time 1)
+    assert_spooled(setup, run, SMALL)
+
+
+def test_sigterm_to_its_process_group_while_posting_still_spools(
+    setup: Setup, hung_port: int
+) -> None:
+    """Claude Code 2.1.197 SIGTERMs the async hooks still running when it exits (their own
+    process group: hooks are spawned detached): the event must still be spooled."""
+    setup.hub(hung_port)
+    started_ms = time.time_ns() // 1_000_000
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", setup.command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=setup.env,
+        cwd=setup.tmp,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(SMALL)
+    proc.stdin.close()
+
+    def curl_running() -> bool:
+        for pid in os.listdir("/proc"):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except (OSError, ValueError):
+                continue
+            fields = stat.rsplit(")", 1)[-1].split()
+            if "(curl)" in stat and int(fields[2]) == proc.pid:  # its process group
+                return True
+        return False
+
+    wait_until(curl_running)
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(10) == 0
+    run = Run(0, proc.stdout.read(), proc.stderr.read(), 0.0, proc.pid, started_ms, 0)
+    run.ended_ms = time.time_ns() // 1_000_000
+    assert_silent_success(run)
     assert_spooled(setup, run, SMALL)
 
 

@@ -92,7 +92,7 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def assert_installed(doc: dict[str, Any], home: PmuxHome) -> None:
     for event in HOOK_EVENTS:
-        assert ours(doc, event) == [hooks.hook_entry(home)], event
+        assert ours(doc, event) == [hooks.hook_entry(home, event)], event
     for event in doc["hooks"]:
         if event not in HOOK_EVENTS:
             assert ours(doc, event) == [], event
@@ -214,7 +214,7 @@ def test_old_entries_replaced_in_place(settings_file: Path, home: PmuxHome) -> N
     assert set(result.added) == set(HOOK_EVENTS) - {"Stop", "PreToolUse"}
     doc = load(settings_file)
     assert_installed(doc, home)
-    entry = hooks.hook_entry(home)
+    entry = hooks.hook_entry(home, "PreToolUse")
     stop = doc["hooks"]["Stop"]
     assert [g["hooks"][0]["command"] for g in stop] == [
         "say done",
@@ -514,7 +514,7 @@ def test_install_settings_file(home: PmuxHome) -> None:
     doc = json.loads(path.read_text())
     assert list(doc) == ["hooks"] and list(doc["hooks"]) == list(HOOK_EVENTS)
     for event in HOOK_EVENTS:
-        assert doc["hooks"][event] == [{"hooks": [hooks.hook_entry(home)]}]
+        assert doc["hooks"][event] == [{"hooks": [hooks.hook_entry(home, event)]}]
     assert home.hook_script.is_file() and home.token_file.is_file()
     assert hooks.hooks_status(path, home).ok
     mtime = path.stat().st_mtime_ns
@@ -718,3 +718,45 @@ def test_generated_documents_roundtrip(
             # Written like we write JSON: back byte for byte.
             assert path.read_text(encoding="utf-8") == text + ("\n" if final_newline else "")
         assert sorted(os.listdir(tmp)) == ["home", "settings.json", "settings.json.bak-pmux-widget"]
+
+
+# ----------------------------------------------------- synchronous entries (before issue 28)
+
+
+def test_synchronous_entries_of_an_older_version_upgraded_in_place(
+    settings_file: Path, home: PmuxHome
+) -> None:
+    """What install wrote before the tool hooks went async: doctor says so, install upgrades
+    exactly those entries where they stand, uninstall still gives the user's file back."""
+    sync = {"type": "command", "command": hooks.hook_command(home), "timeout": 5}
+    mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-bash"}]}
+    old = {
+        "model": "opus",
+        "hooks": {
+            event: ([mine] if event == "PreToolUse" else []) + [{"hooks": [dict(sync)]}]
+            for event in HOOK_EVENTS
+        },
+    }
+    settings_file.write_text(json.dumps(old, indent=4) + "\n")
+    hooks.install_settings_file(home)  # the script and the token, as the old install left them
+    status = hooks.hooks_status(settings_file, home)
+    assert status.installed and not status.ok
+    assert set(status.events_outdated) == set(hooks.ASYNC_EVENTS)
+    assert "run `pmux-widget install` to upgrade" in status.message
+    assert all(event in status.message for event in hooks.ASYNC_EVENTS)
+    check = {c.name: c for c in hooks.doctor(settings_file.parent, home)}["hooks"]
+    assert not check.ok and "synchronous" in check.message
+
+    result = hooks.install(settings_file, home)
+    assert set(result.updated) == set(hooks.ASYNC_EVENTS) and not result.added
+    doc = load(settings_file)
+    assert_installed(doc, home)
+    assert doc["hooks"]["PreToolUse"][0] == mine  # in place: the user's group stays first
+    assert doc["hooks"]["PreToolUse"][1]["hooks"][0]["async"] is True
+    assert doc["hooks"]["Stop"] == [{"hooks": [sync]}]  # synchronous ones untouched
+    assert hooks.hooks_status(settings_file, home).ok
+    assert not hooks.install(settings_file, home).changed
+    assert "    " in settings_file.read_text()  # its indentation kept
+
+    hooks.uninstall(settings_file, home)
+    assert load(settings_file) == {"model": "opus", "hooks": {"PreToolUse": [mine]}}

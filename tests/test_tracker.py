@@ -1106,6 +1106,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "interactive": None,
         "entrypoint": None,
         "spare": False,
+        "tools_done": [],
     }
     assert Session.from_record(record) == session
 

@@ -84,6 +84,8 @@ class PreToolUse(HookSignal):
     event: ClassVar[HookEvent | None] = "PreToolUse"
     tool_name: str = ""
     tool_input: Mapping[str, Any] = field(default_factory=dict)
+    #: pairs the call's PreToolUse and PostToolUse (async hooks may arrive out of order)
+    tool_use_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,6 +106,7 @@ class Notification(HookSignal):
 class PostToolUse(HookSignal):
     event: ClassVar[HookEvent | None] = "PostToolUse"
     tool_name: str = ""
+    tool_use_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -283,6 +286,8 @@ def parse_hook(
     cls = _HOOK_CLASSES.get(event)
     if cls is None:
         return OtherHook(name=event, **fields)
+    if issubclass(cls, PreToolUse | PostToolUse) and isinstance(payload.get("tool_use_id"), str):
+        fields["tool_use_id"] = payload["tool_use_id"] or None
     if cls is Stop and isinstance(payload.get("background_tasks"), list):
         tasks = (BackgroundTask.from_json(task) for task in payload["background_tasks"])
         fields["background_tasks"] = tuple(task for task in tasks if task is not None)

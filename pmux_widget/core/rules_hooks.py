@@ -7,6 +7,7 @@ hook older than the state's decision may only move order-free counters (sub-agen
 from __future__ import annotations
 
 from . import signals as sig
+from . import tool_pairs
 from .model import Session, State, Tracking, clip, source_text
 from .rules_background import from_agent_view, stop
 from .summaries import summarize_tool
@@ -49,8 +50,10 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
             tracking=Tracking(first_seen=step.now, cause="hook"),
         )
     t = session.tracking
-    stale = at < t.decided_at
+    # older than what decided the state, or a PreToolUse whose tool call is already over
+    stale = at < t.decided_at or tool_pairs.overtaken(t, signal)
     t = t.replace(last_hook_at=max(t.last_hook_at, at), active_at=max(t.active_at, at))
+    t = tool_pairs.remember(t, signal)
     s = session
     if not stale and not isinstance(signal, sig.SessionEnd):
         s = s.replace(running=True)  # a hook is proof of life

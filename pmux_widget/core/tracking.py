@@ -70,6 +70,9 @@ class Tracking:
     error_detail: str | None = None
     #: ids of the sub-agents running now (the session's ``subagents`` is their count)
     subagent_ids: tuple[str, ...] = ()
+    #: ``tool_use_id`` of the latest finished tool calls (PostToolUse seen), newest last: a
+    #: PreToolUse that arrives after its PostToolUse (async hooks) is then known to be over
+    tools_done: tuple[str, ...] = ()
     #: when the session last became busy (the start of the current or last turn)
     turn_started_at: int = 0
     #: when the session last entered needs-input (the latest dialog opened)
@@ -112,6 +115,7 @@ class Tracking:
         Records written before the tracker kept ``cause`` get it from their ``source``."""
         known = {k: v for k, v in record.items() if k in _TRACKING_FIELDS}
         known["subagent_ids"] = tuple(str(a) for a in known.get("subagent_ids") or ())
+        known["tools_done"] = tuple(str(a) for a in known.get("tools_done") or ())
         known["pid_status"] = as_pid_status(known.get("pid_status"))
         known["transcript_end"] = as_ending(known.get("transcript_end"))
         known["cause"] = cause_of(known.get("cause") or record.get("source"))
@@ -142,6 +146,7 @@ class TrackingChanges(TypedDict, total=False):
     ended: bool
     error_detail: str | None
     subagent_ids: tuple[str, ...]
+    tools_done: tuple[str, ...]
     turn_started_at: int
     asked_at: int
     pane: str | None

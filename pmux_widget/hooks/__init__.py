@@ -18,6 +18,7 @@ from .install import (
     uninstall,
 )
 from .script import (
+    ASYNC_EVENTS,
     HOOK_TIMEOUT,
     MARKER,
     hook_command,
@@ -38,6 +39,7 @@ from .spool import (
 )
 
 __all__ = [
+    "ASYNC_EVENTS",
     "BACKUP_SUFFIX",
     "HOOK_TIMEOUT",
     "MARKER",

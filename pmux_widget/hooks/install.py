@@ -108,12 +108,12 @@ def _merge_ours(doc: dict[str, Any], home: PmuxHome) -> tuple[list[str], list[st
     The first entry of ours sitting in a match-all group is kept (and rewritten if outdated);
     every other entry of ours is removed, with the groups that only held it.
     """
-    wanted = hook_entry(home)
     hooks = doc.setdefault("hooks", {})
     added: list[str] = []
     updated: list[str] = []
     found_any = False
     for event in HOOK_EVENTS:
+        wanted = hook_entry(home, event)
         groups = hooks.setdefault(event, [])
         spots = [
             (g, h)
@@ -288,7 +288,7 @@ def install_settings_file(home: PmuxHome) -> Path:
     home.ensure()
     home.token()
     write_script(home)
-    doc = {"hooks": {event: [{"hooks": [hook_entry(home)]}] for event in HOOK_EVENTS}}
+    doc = {"hooks": {event: [{"hooks": [hook_entry(home, event)]}] for event in HOOK_EVENTS}}
     data = dump(doc, Layout())
     path = home.hooks_json
     try:
@@ -353,12 +353,13 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         original, doc, _ = read_settings(path)
     except SettingsError as exc:
         return replace(base, error=exc.problem, message=exc.message)
-    wanted = hook_entry(home)
     hooks = doc.get("hooks") or {}
     installed: list[str] = []
     missing: list[str] = []
     outdated: list[str] = []
+    waiting: list[str] = []
     for event in HOOK_EVENTS:
+        wanted = hook_entry(home, event)
         ours = [
             hook
             for group in hooks.get(event) or []
@@ -368,6 +369,8 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         (installed if ours else missing).append(event)
         if ours and ours != [wanted]:
             outdated.append(event)
+        if "async" in wanted and any(hook.get("async") is not True for hook in ours):
+            waiting.append(event)
     disabled = doc.get("disableAllHooks") is True
     status = replace(
         base,
@@ -380,6 +383,12 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         message = f"hooks not installed in {path}: run `pmux-widget install`"
     elif missing:
         message = f"hooks missing for {', '.join(missing)} in {path}: run `pmux-widget install`"
+    elif waiting:
+        message = (
+            f"hooks of an older pmux-widget in {path}: Claude Code waits for them on every "
+            f"tool call ({', '.join(waiting)} are synchronous; about 25 ms each time): run "
+            "`pmux-widget install` to upgrade them in place"
+        )
     elif outdated:
         message = f"hooks outdated (path or timeout) in {path}: run `pmux-widget install`"
     elif not exists:

@@ -18,6 +18,7 @@ from pmux_widget.system.home import PmuxHome
 from .spool import SPOOL_CAP
 
 __all__ = [
+    "ASYNC_EVENTS",
     "HOOK_TIMEOUT",
     "MARKER",
     "SCRIPT_NAME",
@@ -34,6 +35,14 @@ MARKER = "# pmux-widget"
 #: ``"timeout"`` (seconds) of our settings entries.
 HOOK_TIMEOUT = 5
 SCRIPT_NAME = "status-hook.sh"
+#: Events whose entry is ``"async": true``: Claude Code does not wait for them. They fire
+#: twice per tool call, where a synchronous hook costs the agent its whole run (issue 28:
+#: ~25 ms per tool call); the monitor decides nothing, and the tracker pairs a tool call's
+#: two hooks by ``tool_use_id`` when they arrive out of order. The other events stay
+#: synchronous: they come once per turn or session, or they must beat the terminal
+#: (PermissionRequest, Notification: the dot before the dialog), or the CLI may exit right
+#: after them (Stop, SessionEnd).
+ASYNC_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 
 _TEMPLATE: str | None = None
 
@@ -101,9 +110,14 @@ def hook_command(home: PmuxHome) -> str:
     return f"[ -x {script} ] && exec {script}; cat >/dev/null {MARKER}"
 
 
-def hook_entry(home: PmuxHome) -> dict[str, Any]:
-    """Our hook object, as it appears in a matcher group's ``hooks`` list."""
-    return {"type": "command", "command": hook_command(home), "timeout": HOOK_TIMEOUT}
+def hook_entry(home: PmuxHome, event: str | None = None) -> dict[str, Any]:
+    """Our hook object for ``event``, as it appears in a matcher group's ``hooks`` list
+    (``"async": true`` for :data:`ASYNC_EVENTS`; ``event`` None: a synchronous one)."""
+    entry: dict[str, Any] = {"type": "command", "command": hook_command(home)}
+    entry["timeout"] = HOOK_TIMEOUT
+    if event in ASYNC_EVENTS:
+        entry["async"] = True
+    return entry
 
 
 def is_our_command(command: object, home: PmuxHome | None = None) -> bool:

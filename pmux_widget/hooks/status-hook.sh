@@ -15,7 +15,11 @@ H=@HOME@
 HC=@HOME_CURLRC@
 S="$H/spool"
 T=
-trap 'exit 0' HUP INT TERM
+# Claude Code 2.1.197 sends SIGTERM to async hooks still running when it exits (the tool
+# hooks are async): ignored, here and in curl (an ignored signal stays ignored across exec),
+# so the event still reaches a hub or the spool. Every step is bounded (curl --max-time 1).
+trap '' HUP TERM
+trap 'exit 0' INT
 # Temp files go in the background: Claude need not wait for that rm.
 trap '[ -z "$T" ] || rm -f "$T" "$T.t" &' EXIT
 # No usable home (deleted?): nothing to post or spool, but stdin must still be drained
