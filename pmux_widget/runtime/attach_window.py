@@ -18,12 +18,12 @@ from pmux_widget.system import launch
 from . import background_actions
 from .action_outcome import ActionError
 
-__all__ = ["attach_in_tmux", "attach_session"]
+__all__ = ["attach_here", "attach_in_tmux", "attach_job", "attach_session"]
 
 
-def attach_session(claude_dir: Path, session: Session) -> TmuxWindow:
-    """Open (or bring to the front) the tmux window attaching ``session``'s job. Refused
-    (ActionError) for a session that is not a live background one."""
+def attach_job(claude_dir: Path, session: Session) -> str:
+    """The job ``claude attach`` takes for ``session``; refused (ActionError) for a session
+    that is not a live background one."""
     job = background_actions.job_of(session, claude_dir)
     if job is None:
         raise ActionError(
@@ -32,13 +32,27 @@ def attach_session(claude_dir: Path, session: Session) -> TmuxWindow:
         )
     if session.ended:
         raise ActionError(f"{session.name} has ended: there is nothing to attach to")
+    return job
+
+
+def attach_here(claude_dir: Path, session: Session) -> tuple[list[str], dict[str, str]]:
+    """``claude attach <job>`` to run in this very terminal: its argv and environment."""
+    job = attach_job(claude_dir, session)
+    binary = background_actions.claude_for(claude_dir, session.pid)
+    return [binary, "attach", job], background_actions.env_for(claude_dir, session.pid)
+
+
+def attach_session(claude_dir: Path, session: Session) -> TmuxWindow:
+    """Open (or bring to the front) the tmux window attaching ``session``'s job. Refused
+    (ActionError) for a session that is not a live background one, or when tmux cannot."""
+    job = attach_job(claude_dir, session)
     binary = background_actions.claude_for(claude_dir, session.pid)
     home = background_actions.env_for(claude_dir, session.pid).get("HOME")
     cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else str(Path.home())
     argv = launch.attach_command(binary, job, claude_dir, home)
     label = session.background.name if session.background and session.background.name else job
     try:
-        return launch.attach_in_tmux(job, argv, cwd, label or job)
+        return launch.attach_in_tmux(job, argv, cwd, label)
     except launch.LaunchError as error:
         raise ActionError(error.reason) from None
 

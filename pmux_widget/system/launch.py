@@ -148,6 +148,9 @@ def start_in_background(
 ATTACH_OPTION = "@pmux-attach"
 #: The session made for attach windows when no tmux server runs.
 ATTACH_SESSION = "pmux-attach"
+#: A new detached session's size: the daemon's own PTY's (``bg-pty-host <sock> 200 50``), so
+#: the attach draws the session as it is until a client of the user's sets its own size.
+ATTACH_COLS, ATTACH_ROWS = 200, 50
 #: How long one tmux command may take.
 TMUX_TIMEOUT_S = 10.0
 
@@ -217,7 +220,7 @@ def attach_in_tmux(job: str, argv: list[str], cwd: str, label: str) -> TmuxWindo
     else:
         made = _tmux(
             "new-session", "-d", "-P", "-F", out, "-s", ATTACH_SESSION, "-n", name, "-c", cwd,
-            command,
+            "-x", str(ATTACH_COLS), "-y", str(ATTACH_ROWS), command,
         )  # fmt: skip
     window_id, _, target = made.stdout.strip().partition("\t")
     if made.returncode != 0 or not target:
