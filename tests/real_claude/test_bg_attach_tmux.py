@@ -29,6 +29,7 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
+from .test_bg_actions import _attach_left
 
 pytestmark = pytest.mark.all_versions
 
@@ -98,6 +99,8 @@ def test_attach_opens_one_window_showing_the_dialog(
         what=lambda: f"needs-input: {hub.fleet[sid].state} ({hub.fleet[sid].source})",
     )
 
+    before = bg.worker(job)
+    assert before is not None
     window = hub.fleet[sid].attach()
     assert window.opened and window.socket == SOCKET
     assert window.target == "pmux-attach:0"  # no server ran: a detached session of ours
@@ -145,6 +148,7 @@ def test_attach_opens_one_window_showing_the_dialog(
         what=lambda: tmux.run("capture-pane", "-p", "-t", "pmux-attach:2"),
     )
     assert [w.split()[-1] for w in tmux.windows()].count(job) == 1  # it opened no window
+    assert dialog() == "Bash command"  # two clients: the first still draws the session
 
     # a session that is no background one is refused, and opens nothing
     hub.call(lambda: hub.apply(s.UserPromptSubmit(at=now_ms(), session_id="plain-1", cwd="/")))
@@ -155,6 +159,8 @@ def test_attach_opens_one_window_showing_the_dialog(
 
     # the attach was a client only: its server gone, the session still waits on its dialog
     tmux.run("kill-server")
+    wait_until(lambda: not _attach_left(bg), 10, what=lambda: f"left: {_attach_left(bg)}")
     found = bg.worker(job)
     assert found is not None and found[1].get("status") == "waiting"
+    assert found[0] == before[0]  # the same worker
     assert hub.fleet[sid].state is State.NEEDS_INPUT
