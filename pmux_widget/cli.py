@@ -331,7 +331,9 @@ def cmd_attach(args: argparse.Namespace) -> int:
     snapshot = fetch_snapshot(home)
     hub = None
     if snapshot is not None:
-        sessions = {str(s["session_id"]): Session.from_record(s) for s in snapshot["sessions"]}
+        # every row of a hub is this machine's, whatever host name it publishes under
+        rows = [{**s, "host": None} for s in snapshot["sessions"]]
+        sessions = {str(s["session_id"]): Session.from_record(s) for s in rows}
     else:  # no hub runs: one reads the files, for this command only
         from pmux_widget.runtime.assemble import make_hub
 

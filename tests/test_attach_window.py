@@ -124,6 +124,9 @@ def test_only_a_background_session_is_attached(tmux: Tmux, tmp_path: Path) -> No
     with pytest.raises(ActionError, match="no session nope") as unknown:
         attach_in_tmux({}, tmp_path, "nope")
     assert unknown.value.unknown
+    far = background(host="far-away")
+    with pytest.raises(ActionError, match="runs on far-away: attach it there"):
+        attach_in_tmux({SID: far}, tmp_path, SID)
     assert tmux.windows() == []  # refused: no server was even started
 
 

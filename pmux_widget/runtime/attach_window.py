@@ -9,6 +9,7 @@ on: pmux-widget never types into it (its actions attach on a private server of t
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,7 +24,13 @@ __all__ = ["attach_here", "attach_in_tmux", "attach_job", "attach_session"]
 
 def attach_job(claude_dir: Path, session: Session) -> str:
     """The job ``claude attach`` takes for ``session``; refused (ActionError) for a session
-    that is not a live background one."""
+    that is not a live background one of this machine (a fleet shows other hosts' rows)."""
+    if session.host is not None and session.host != socket.gethostname():
+        # a fleet's row: its daemon, and its job, are on that machine
+        raise ActionError(
+            f"{session.name} runs on {session.host}: attach it there "
+            f"(pmux-widget attach {session.session_id[:12]})"
+        )
     job = background_actions.job_of(session, claude_dir)
     if job is None:
         raise ActionError(
