@@ -150,6 +150,11 @@ def test_attach_opens_one_window_showing_the_dialog(
     assert [w.split()[-1] for w in tmux.windows()].count(job) == 1  # it opened no window
     assert dialog() == "Bash command"  # two clients: the first still draws the session
 
+    # the attach clients are no sessions, and the row is in no pane of theirs (the hub's
+    # poll, reading this very tmux server, has run meanwhile)
+    assert [x.session_id for x in hub.fleet.values() if not x.ended] == [sid]
+    assert hub.fleet[sid].tmux is None and hub.fleet[sid].background is not None
+
     # a session that is no background one is refused, and opens nothing
     hub.call(lambda: hub.apply(s.UserPromptSubmit(at=now_ms(), session_id="plain-1", cwd="/")))
     wait_until(lambda: "plain-1" in hub.fleet, 10, what="the plain row")
