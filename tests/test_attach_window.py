@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,12 @@ def test_no_tmux_is_refused_with_the_reason(
     monkeypatch.setenv("PMUX_WIDGET_CLAUDE", "/bin/true")
     with pytest.raises(ActionError, match="tmux is not installed"):
         attach_in_tmux({SID: background()}, tmp_path, SID)
+
+
+def test_two_clicks_at_once_open_one_window(tmux: Tmux, tmp_path: Path) -> None:
+    fleet = {SID: background()}
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: attach_in_tmux(fleet, tmp_path, SID), range(4)))
+    assert sorted(w.opened for w in got) == [False, False, False, True]
+    assert {w.target for w in got} == {"pmux-attach:0"}
+    assert tmux.windows() == [f"pmux-attach:0 {JOB}"]

@@ -17,6 +17,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import libtmux
@@ -151,6 +152,7 @@ ATTACH_SESSION = "pmux-attach"
 #: A new detached session's size: the daemon's own PTY's (``bg-pty-host <sock> 200 50``), so
 #: the attach draws the session as it is until a client of the user's sets its own size.
 ATTACH_COLS, ATTACH_ROWS = 200, 50
+_attaching = threading.Lock()
 #: How long one tmux command may take.
 TMUX_TIMEOUT_S = 10.0
 
@@ -199,6 +201,13 @@ def attach_in_tmux(job: str, argv: list[str], cwd: str, label: str) -> TmuxWindo
     new one in the server's first session, else in a new detached session ``pmux-attach``."""
     if shutil.which("tmux") is None:
         raise LaunchError("tmux is not installed: no window to attach in")
+    # one at a time: a second click while the first window is being made (its option not set
+    # yet) would open another
+    with _attaching:
+        return _attach_in_tmux(job, argv, cwd, label)
+
+
+def _attach_in_tmux(job: str, argv: list[str], cwd: str, label: str) -> TmuxWindow:
     socket = os.environ.get("PMUX_WIDGET_TMUX_SOCKET") or None
     command = shlex.join(argv)
     open_already = _window_of(job)
