@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pmux_widget import StatusWidget
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Background, Session, State
 from pmux_widget.runtime.action_outcome import ActionError
@@ -22,7 +23,6 @@ from pmux_widget.runtime.attach_window import attach_in_tmux
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import launch
 from pmux_widget.system.clock import now_ms
-from pmux_widget.widget import StatusWidget
 
 from .helpers import wait_until
 from .test_widget import Recorder

@@ -7,6 +7,7 @@ on after the window's server is gone (the attach was only a client)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 import subprocess
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget import api, cli
+import pmux_widget
+from pmux_widget import cli
 from pmux_widget.claude.screen import parse_screen
 from pmux_widget.core import model
 from pmux_widget.core import signals as s
@@ -66,7 +68,8 @@ def hub_with_bg(
     monkeypatch.setenv("TMUX", "/tmp/tmux-0/elsewhere,1,0")  # a caller inside another tmux
     monkeypatch.setenv("TMUX_PANE", "%77")
     hub = make_hub(home=home.root, claude_home=bg.env.config_dir).start()
-    # Session.attach() through the API, on this hub
+    # Session.attach() through the API, on this hub (the module that defines hub())
+    api = importlib.import_module(pmux_widget.hub.__module__)
     monkeypatch.setattr(api, "_hub", hub)
     monkeypatch.setattr(model, "_session_handler", api._SessionHandler())
     tmux = PrivateTmux(folder)
