@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 import pmux_widget
@@ -31,7 +32,6 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
-from .test_bg_actions import _attach_left
 
 pytestmark = pytest.mark.all_versions
 
@@ -79,6 +79,21 @@ def hub_with_bg(
         tmux.run("kill-server")
         hub.stop()
     assert hub.errors == 0
+
+
+def _clients(bg: BgClaude, job: str) -> list[int]:
+    """The ``claude attach <job>`` clients of this env (other tests may run their own)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        argv = proc.info["cmdline"] or []
+        if proc.info["status"] == psutil.STATUS_ZOMBIE or argv[-2:] != ["attach", job]:
+            continue
+        try:
+            if proc.environ().get("CLAUDE_CONFIG_DIR") == str(bg.env.config_dir):
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
 
 
 def _sid(hub: Hub, job: str) -> str | None:
@@ -166,8 +181,9 @@ def test_attach_opens_one_window_showing_the_dialog(
     assert len(tmux.windows()) == 3
 
     # the attach was a client only: its server gone, the session still waits on its dialog
+    assert len(_clients(bg, job)) == 2  # the window's, and the CLI's in place
     tmux.run("kill-server")
-    wait_until(lambda: not _attach_left(bg), 10, what=lambda: f"left: {_attach_left(bg)}")
+    wait_until(lambda: not _clients(bg, job), 10, what=lambda: f"left: {_clients(bg, job)}")
     found = bg.worker(job)
     assert found is not None and found[1].get("status") == "waiting"
     assert found[0] == before[0]  # the same worker
