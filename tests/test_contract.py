@@ -286,13 +286,15 @@ def test_what_the_widget_sends_is_the_contract(hub):
     widget._on_front_end_msg(widget, {"type": "install_hooks"}, [])
     widget._on_front_end_msg(widget, {"type": "action", "session_id": "nope", "action": "deny"}, [])
     widget._on_front_end_msg(widget, {"type": "peek", "session_id": "nope"}, [])
+    widget._on_front_end_msg(widget, {"type": "attach", "session_id": "nope"}, [])
+    answered = {"action_result", "peek_result", "attach_result"}
     wait_until(
-        lambda: {"action_result", "peek_result"} <= {m["type"] for m in recorder.messages},
-        what="the action and peek answers",
+        lambda: answered <= {m["type"] for m in recorder.messages},
+        what="the action, peek and attach answers",
     )
 
     kinds = {m["type"] for m in recorder.messages}
-    assert kinds == {"patch", "notify", "install_result", "action_result", "peek_result"}
+    assert kinds == {"patch", "notify", "install_result", *answered}
     for message in recorder.messages:
         assert conforms(message, c.KernelMessage) == [], message
     assert conforms(widget.snapshot, c.Snapshot) == []

@@ -249,6 +249,17 @@ export interface PeekResultMessage {
   message: string;
 }
 
+/** The answer to an `attach`: the tmux window running `claude attach <job>` (`target` is `session:window`, `command` what shows it: `tmux attach -t …`; `opened` false when it was open already), or why not (`ok` false, `message`). */
+export interface AttachResultMessage {
+  type: "attach_result";
+  session_id: string;
+  ok: boolean;
+  target: string | null;
+  command: string | null;
+  opened: boolean;
+  message: string;
+}
+
 export interface DismissMessage {
   type: "dismiss";
   session_id: string;
@@ -272,9 +283,15 @@ export interface PeekMessage {
   session_id: string;
 }
 
-export type KernelMessage = PatchMessage | NotifyMessage | InstallResultMessage | ActionResultMessage | PeekResultMessage;
+/** "Attach in a terminal" where the page has no JupyterLab terminal to open: the kernel opens a tmux window running `claude attach <job>` (a background session only). */
+export interface AttachMessage {
+  type: "attach";
+  session_id: string;
+}
 
-export type FrontendMessage = DismissMessage | InstallHooksMessage | ActionMessage | PeekMessage;
+export type KernelMessage = PatchMessage | NotifyMessage | InstallResultMessage | ActionResultMessage | PeekResultMessage | AttachResultMessage;
+
+export type FrontendMessage = DismissMessage | InstallHooksMessage | ActionMessage | PeekMessage | AttachMessage;
 
 /** The plain-language why of a state, per exact `source`. */
 export const SOURCE_LABELS: Readonly<Record<string, string>> = {

@@ -9,13 +9,14 @@ import { isAttention } from "./states";
 import { SessionStore } from "./store";
 import type {
   ActionResultMessage,
+  AttachResultMessage,
   InstallResult,
   KernelMessage,
   PeekResultMessage,
   WidgetTraits,
 } from "./types";
 
-export type Answer = ActionResultMessage | PeekResultMessage;
+export type Answer = ActionResultMessage | PeekResultMessage | AttachResultMessage;
 
 export type Model = AnyModel<WidgetTraits>;
 
@@ -87,6 +88,7 @@ export class Link {
         break;
       case "action_result":
       case "peek_result":
+      case "attach_result":
         if (typeof msg.session_id !== "string") break;
         for (const listener of [...this.answerListeners]) listener(msg);
         break;

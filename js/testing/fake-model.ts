@@ -6,6 +6,7 @@
 import type { AnyModel } from "@anywidget/types";
 import type {
   ActionResultMessage,
+  AttachResultMessage,
   Env,
   InstallResultMessage,
   NotifyMessage,
@@ -29,7 +30,8 @@ export type FakeMessage =
   | NotifyMessage
   | InstallResultMessage
   | ActionResultMessage
-  | PeekResultMessage;
+  | PeekResultMessage
+  | AttachResultMessage;
 
 type Callback = (...args: any[]) => void;
 

@@ -2,6 +2,7 @@
 // dialog it saw; "…ing" at once, "sent" until the state moves, the reason when refused, and
 // why it waits while the kernel is busy.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { setLabPanel } from "../src/lab-panel";
 import type { Row } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
 import { makeRow, T0 } from "../testing/fixtures";
@@ -221,5 +222,65 @@ describe("background session rows (issue 26)", () => {
     other.focus();
     expect(other.querySelector(".pmux-act--stop")).toBeNull();
     expect(other.querySelector(".pmux-act--remove")).toBeNull();
+  });
+
+  describe("Attach in a terminal", () => {
+    const attach = (row: Element) => q<HTMLButtonElement>(row, ".pmux-act--attach");
+    afterEach(() => setLabPanel(undefined));
+
+    it("without the labextension asks the kernel for a tmux window, and says where it opened", async () => {
+      const { fake, root } = await show([bg]);
+      const row = rowEl(root, "b");
+      expect(visible(attach(row))).toBe(true);
+      expect(attach(row).getAttribute("aria-label")).toBe("Attach in a terminal (claude attach 8d0a4b9d): bgA");
+      attach(row).click();
+      expect(fake.sent).toEqual([{ type: "attach", session_id: "b" }]);
+      expect(status(row)).toBe("needs input · 5s"); // the row's state line stays
+      expect(button(row, "approve").getAttribute("aria-disabled")).toBeNull(); // it answers nothing
+      fake.emitCustom({
+        type: "attach_result",
+        session_id: "b",
+        ok: true,
+        target: "pmux-attach:0",
+        command: "tmux attach -t pmux-attach:0",
+        opened: true,
+        message: "attached in tmux window pmux-attach:0: tmux attach -t pmux-attach:0",
+      });
+      expect(q(row, ".pmux-act-note").textContent).toBe(
+        "attached in tmux window pmux-attach:0: tmux attach -t pmux-attach:0",
+      );
+      expect(status(row)).toBe("needs input · 5s");
+    });
+
+    it("shows the kernel's refusal", async () => {
+      const { fake, root } = await show([bg]);
+      const row = rowEl(root, "b");
+      attach(row).click();
+      fake.emitCustom({
+        type: "attach_result",
+        session_id: "b",
+        ok: false,
+        target: null,
+        command: null,
+        opened: false,
+        message: "tmux is not installed: no window to attach in",
+      });
+      expect(q(row, ".pmux-act-note").textContent).toBe("attach refused: tmux is not installed: no window to attach in");
+    });
+
+    it("with the labextension opens a JupyterLab terminal instead, sending nothing to the kernel", async () => {
+      const asked: string[] = [];
+      setLabPanel({ open: () => {}, attachTerminal: (id) => asked.push(id) });
+      const { fake, root } = await show([bg]);
+      attach(rowEl(root, "b")).click();
+      expect(asked).toEqual(["b"]);
+      expect(fake.sent).toEqual([]);
+    });
+
+    it("is offered on background rows only", async () => {
+      const plain = makeRow({ session_id: "d", name: "api", state: "needs-input" });
+      const { root } = await show([plain]);
+      expect(rowEl(root, "d").querySelector(".pmux-act--attach")).toBeNull();
+    });
   });
 });

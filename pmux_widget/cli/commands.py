@@ -318,6 +318,48 @@ def _act_with_own_hub(
     return 0
 
 
+def cmd_attach(args: argparse.Namespace) -> int:
+    """Attach in a terminal: run in a terminal and outside tmux, this process becomes ``claude
+    attach <job>`` (the terminal is already there: a window elsewhere would be out of sight);
+    inside tmux, with ``--tmux``, or with no terminal, a tmux window (``Session.attach()``),
+    brought to the front if one is open already. Exit 2 with the reason when refused."""
+    from pmux_widget.core.model import Session
+    from pmux_widget.runtime.actions import ActionError
+    from pmux_widget.runtime.attach_window import attach_here, attach_session
+
+    home, claude_dir = _paths(args)
+    snapshot = fetch_snapshot(home)
+    hub = None
+    if snapshot is not None:
+        # every row of a hub is this machine's, whatever host name it publishes under
+        rows = [{**s, "host": None} for s in snapshot["sessions"]]
+        sessions = {str(s["session_id"]): Session.from_record(s) for s in rows}
+    else:  # no hub runs: one reads the files, for this command only
+        from pmux_widget.runtime.assemble import make_hub
+
+        hub = make_hub(home=home.root, claude_home=claude_dir).start()
+        sessions = {s.session_id: s for s in hub.sessions() if not s.ended}
+    try:
+        sid = resolve_session([s.to_json() for s in sessions.values()], args.session)
+        here = sys.stdin.isatty() and not os.environ.get("TMUX") and not args.tmux
+        if here:
+            argv, env = attach_here(claude_dir, sessions[sid])
+        else:
+            window = attach_session(claude_dir, sessions[sid])
+    except (ValueError, ActionError) as exc:
+        print(f"pmux-widget attach: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if hub is not None:
+            hub.stop()
+    if here:
+        sys.stdout.flush()
+        os.execvpe(argv[0], argv, env)  # Ctrl+Z detaches; the session runs on
+    again = "" if window.opened else " (open already: brought to the front)"
+    print(f"attached in tmux window {window.target}{again}: {window.attach_command}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pmux-widget",
@@ -413,6 +455,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "send":
             p.add_argument("text", help="the prompt (one line)")
         p.set_defaults(func=cmd_action)
+
+    p = sub.add_parser(
+        "attach",
+        help="attach a Claude Code background session: claude attach <job> in this terminal "
+        "(outside tmux), else in a tmux window, brought to the front (exit 2 refused)",
+    )
+    p.add_argument("session", help="a session id or a unique prefix of one")
+    p.add_argument("--tmux", action="store_true", help="a tmux window even when run in a terminal")
+    p.set_defaults(func=cmd_attach)
     return parser
 
 

@@ -38,6 +38,8 @@ __all__ = [
     "ActionMessage",
     "ActionName",
     "ActionResultMessage",
+    "AttachMessage",
+    "AttachResultMessage",
     "BackgroundJSON",
     "Counts",
     "DismissMessage",
@@ -328,8 +330,27 @@ class PeekResultMessage(TypedDict):
     message: str
 
 
+class AttachResultMessage(TypedDict):
+    """The answer to an ``attach``: the tmux window running ``claude attach <job>``
+    (``target`` is ``session:window``, ``command`` what shows it: ``tmux attach -t …``;
+    ``opened`` false when it was open already), or why not (``ok`` false, ``message``)."""
+
+    type: Literal["attach_result"]
+    session_id: str
+    ok: bool
+    target: str | None
+    command: str | None
+    opened: bool
+    message: str
+
+
 KernelMessage = Union[  # noqa: UP007
-    PatchMessage, NotifyMessage, InstallResultMessage, ActionResultMessage, PeekResultMessage
+    PatchMessage,
+    NotifyMessage,
+    InstallResultMessage,
+    ActionResultMessage,
+    PeekResultMessage,
+    AttachResultMessage,
 ]
 
 
@@ -395,8 +416,16 @@ class PeekMessage(TypedDict):
     session_id: str
 
 
+class AttachMessage(TypedDict):
+    """ "Attach in a terminal" where the page has no JupyterLab terminal to open: the kernel
+    opens a tmux window running ``claude attach <job>`` (a background session only)."""
+
+    type: Literal["attach"]
+    session_id: str
+
+
 FrontendMessage = Union[  # noqa: UP007
-    DismissMessage, InstallHooksMessage, ActionMessage, PeekMessage
+    DismissMessage, InstallHooksMessage, ActionMessage, PeekMessage, AttachMessage
 ]
 
 # --------------------------------------------------------------------------- source labels

@@ -21,6 +21,8 @@ from pmux_widget.core.contract import (
     ActionMessage,
     ActionName,
     ActionResultMessage,
+    AttachMessage,
+    AttachResultMessage,
     BackgroundJSON,
     BackgroundTaskJSON,
     Counts,
@@ -103,10 +105,12 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("WidgetTraits", Traits),
     ("ActionResultMessage", ActionResultMessage),
     ("PeekResultMessage", PeekResultMessage),
+    ("AttachResultMessage", AttachResultMessage),
     ("DismissMessage", DismissMessage),
     ("InstallHooksMessage", InstallHooksMessage),
     ("ActionMessage", ActionMessage),
     ("PeekMessage", PeekMessage),
+    ("AttachMessage", AttachMessage),
 )
 _UNIONS: tuple[tuple[str, Any], ...] = (
     ("KernelMessage", KernelMessage),

@@ -70,6 +70,7 @@ __all__ = [
     "State",
     "TerminalLocation",
     "TmuxLocation",
+    "TmuxWindow",
     "Tokens",
     "Tracking",
     "TranscriptEnding",
@@ -147,6 +148,26 @@ class TmuxLocation:
             pane=str(data.get("pane", "")),
             title=str(data.get("title", "")),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class TmuxWindow:
+    """Where "Attach in a terminal" opened (or found) a tmux window: ``target`` is
+    ``session:window``; ``socket`` the server's ``tmux -L`` name (None: the default server);
+    ``opened`` false when the window was open already (it was brought to the front)."""
+
+    target: str
+    socket: str | None
+    opened: bool
+
+    @property
+    def attach_command(self) -> str:
+        """What a user types to see it: ``tmux attach -t <target>``."""
+        server = f"-L {self.socket} " if self.socket else ""
+        return f"tmux {server}attach -t {self.target}"
+
+    def __str__(self) -> str:
+        return self.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +388,14 @@ class Session:
         and deletes the job; the transcript stays)."""
         _handler().act(self.session_id, "remove", None)
 
+    def attach(self) -> TmuxWindow:
+        """A Claude Code background session only: "Attach in a terminal" outside JupyterLab,
+        a window in your tmux (the default server; a detached session ``pmux-attach`` when
+        none runs) running ``claude attach <job>``; the window open already is brought to the
+        front instead. Returns where it is (``tmux attach -t <target>`` shows it). Raises
+        ``pmux_widget.ActionError`` for any other session, or when tmux cannot open it."""
+        return _handler().attach(self.session_id)
+
     def ask(self, text: str | None = None, timeout: float | None = None) -> Any:
         """Send ``text`` (None: send nothing) and wait until the turn ends: ``await`` it, or
         call ``.result()``. Gives the answer (the last assistant text), or says it waits for
@@ -468,6 +497,8 @@ class SessionHandler(Protocol):
     def act(self, session_id: str, action: ActionName, text: str | None) -> None: ...
 
     def ask(self, session_id: str, text: str | None, timeout: float | None) -> Any: ...
+
+    def attach(self, session_id: str) -> TmuxWindow: ...
 
 
 _session_handler: SessionHandler | None = None

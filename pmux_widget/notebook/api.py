@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, cast
 
 from pmux_widget.core import contract, model
-from pmux_widget.core.model import ActionName, Session, State, Transition
+from pmux_widget.core.model import ActionName, Session, State, TmuxWindow, Transition
 from pmux_widget.notebook import frames
 from pmux_widget.notebook.waiting import Answer, Ask, Wait
 from pmux_widget.notify.config import notify_settings as notify_settings
@@ -134,6 +134,12 @@ class _SessionHandler:
 
     def ask(self, session_id: str, text: str | None, timeout: float | None) -> Ask:
         return Ask(hub(), session_id, text, timeout)
+
+    def attach(self, session_id: str) -> TmuxWindow:
+        from pmux_widget.runtime.attach_window import attach_in_tmux
+
+        target = hub()
+        return attach_in_tmux(target.fleet, target.claude_dir, session_id)
 
 
 # ---------------------------------------------------------------------------- reading

@@ -11,9 +11,10 @@ and write the same names (docs/widget-protocol.md):
   (coalesced), a session that starts to wait at once;
 * ``env``: synced when it changes (Claude installed, hooks installed: re-checked every
   :data:`ENV_SECONDS` while the model is open);
-* messages from the browser (dismiss, install_hooks, action, peek): :meth:`Feed.handle`.
-  Actions and peeks type into or read a tmux pane (tens of ms to a second): they run on a
-  worker thread and answer with ``action_result`` / ``peek_result``.
+* messages from the browser (dismiss, install_hooks, action, peek, attach): :meth:`Feed.handle`.
+  Actions and peeks type into or read a tmux pane (tens of ms to a second), an attach opens a
+  tmux window: they run on a worker thread and answer with ``action_result`` /
+  ``peek_result`` / ``attach_result``.
 
 Updates are made on the hub thread: they reach the browser even while a cell blocks, and
 never run on a Jupyter server's own loop.
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pmux_widget.core.contract import (
     ActionResultMessage,
+    AttachResultMessage,
     Env,
     History,
     HostJSON,
@@ -317,9 +319,9 @@ class Feed:
     # ----------------------------------------------------------------- browser → hub
 
     def handle(self, content: Any, reply: Reply | None = None) -> None:
-        """A message from a view (dismiss, install_hooks, action, peek); anything else is
+        """A message from a view (dismiss, install_hooks, action, peek, attach); anything else is
         ignored. Quick: actions and peeks go to a worker thread; install writes one file.
-        ``reply``: where the answers go (``action_result``, ``peek_result``,
+        ``reply``: where the answers go (``action_result``, ``peek_result``, ``attach_result``,
         ``install_result``): the asking view only; by default every view (one comm)."""
         if not isinstance(content, dict):
             return
@@ -333,8 +335,8 @@ class Feed:
             self.hub.loop.call_soon_threadsafe(self._mark, {session_id}, [])
         elif kind == "install_hooks":
             self._install_hooks(answer)
-        elif kind in ("action", "peek") and isinstance(content.get("session_id"), str):
-            work = self._act if kind == "action" else self._peek
+        elif kind in ("action", "peek", "attach") and isinstance(content.get("session_id"), str):
+            work = {"action": self._act, "peek": self._peek, "attach": self._attach}[kind]
             threading.Thread(
                 target=work, args=(content, answer), name=f"pmux-{kind}", daemon=True
             ).start()
@@ -411,6 +413,36 @@ class Feed:
                 ok=False,
                 lines=[],
                 dialog=None,
+                message=reason,
+            )
+        reply(answer)
+
+    def _attach(self, content: dict[str, Any], reply: Reply) -> None:
+        """Worker thread: "Attach in a terminal" as a tmux window (``Session.attach()``)."""
+        from pmux_widget.runtime.attach_window import attach_in_tmux
+
+        session_id = content["session_id"]
+        try:
+            window = attach_in_tmux(self.hub.fleet, self.hub.claude_dir, session_id)
+            again = "" if window.opened else " (open already: brought to the front)"
+            answer = AttachResultMessage(
+                type="attach_result",
+                session_id=session_id,
+                ok=True,
+                target=window.target,
+                command=window.attach_command,
+                opened=window.opened,
+                message=f"attached in tmux window {window.target}{again}: {window.attach_command}",
+            )
+        except Exception as exc:  # refused or failed: the reason shows on the row
+            reason = exc.reason if isinstance(exc, actions.ActionError) else f"failed: {exc}"
+            answer = AttachResultMessage(
+                type="attach_result",
+                session_id=session_id,
+                ok=False,
+                target=None,
+                command=None,
+                opened=False,
                 message=reason,
             )
         reply(answer)

@@ -15,7 +15,8 @@ import type { ActionName, Row } from "../types";
 
 /** What the view keeps per session about a click (see view.ts). */
 export interface ActionState {
-  action: ActionName | "dismiss";
+  /** "attach": Attach in a terminal through the kernel (a tmux window) */
+  action: ActionName | "dismiss" | "attach";
   /** "approving…" until answered, then "sent" until the state moves */
   label: string;
   since: number;
@@ -33,8 +34,9 @@ export interface ActionHandlers {
    * JupyterLab's `terminal:open`, a notebook's widget uses the labextension's page hook);
    * null where the page cannot, and the rows offer no "Open terminal". */
   terminalOpener(): ((name: string) => void) | null;
-  /** "Attach in a terminal" for a background session (a JupyterLab terminal running `claude
-   * attach <job>`); null where the page cannot. */
+  /** "Attach in a terminal" for a background session: a JupyterLab terminal running `claude
+   * attach <job>` where the page has the labextension, else a tmux window the kernel opens;
+   * null where neither can be. */
   terminalAttacher(): ((sessionId: string) => void) | null;
 }
 
@@ -222,7 +224,8 @@ export class ActionsBar {
     this.row = row;
     const offered = new Set(actionsFor(row));
     const state = this.handlers.actionState(row.session_id);
-    const busy = state !== null && !state.refused && state.action !== "dismiss";
+    // an attach keeps every action open: it opens a window, it answers nothing
+    const busy = state !== null && !state.refused && state.action !== "dismiss" && state.action !== "attach";
     for (const action of offered) this.button(action);
     if (this.confirming && !offered.has(this.confirming)) this.confirming = null;
     for (const [action, button] of this.buttons) {
@@ -252,7 +255,9 @@ export class ActionsBar {
       setAttr(button, "aria-label", `Attach in a terminal (claude attach ${row.background?.job ?? ""}): ${row.name}`);
     }
     if (this.input) setHidden(this.input, !offered.has("send"));
-    const note = state?.refused ? `refused: ${state.refused}` : state && !state.answered ? "" : (state?.label ?? "");
+    const note = state?.refused
+      ? `${state.action === "attach" ? "attach refused" : "refused"}: ${state.refused}`
+      : state && !state.answered ? "" : (state?.label ?? "");
     if (note && !this.note) {
       const span = this.el.insertBefore(el("span", "pmux-act-note"), this.peekEl);
       span.setAttribute("role", "status");

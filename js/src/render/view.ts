@@ -88,14 +88,17 @@ export class WidgetView {
       },
       pending: (id) => {
         const click = this.clicks.get(id);
-        return click && !click.refused ? click : null;
+        // an attach leaves the row's state line alone: its answer is a note in the bar
+        return click && !click.refused && click.action !== "attach" ? click : null;
       },
       act: (id, action, text) => this.act(id, action, text),
       peek: (id, open) => this.peek(id, open),
       actionState: (id) => this.clicks.get(id) ?? null,
       peekLines: (id) => this.peeks.get(id) ?? null,
       terminalOpener: () => options.terminalOpener ?? terminalOpener(),
-      terminalAttacher: () => options.terminalAttacher ?? terminalAttacher(),
+      // where the page has no JupyterLab terminal to open (no labextension: classic Notebook,
+      // VS Code, …) the kernel opens a tmux window instead (an "attach" message)
+      terminalAttacher: () => options.terminalAttacher ?? terminalAttacher() ?? ((id) => this.attachInTmux(id)),
     };
 
     this.root = el("div", "pmux-root");
@@ -283,7 +286,7 @@ export class WidgetView {
     return click.action === "dismiss" && row.state !== "review";
   }
 
-  private remember(sessionId: string, action: ActionName | "dismiss", label: string): void {
+  private remember(sessionId: string, action: ActionState["action"], label: string): void {
     const row = this.link.store.rows.get(sessionId);
     const key = row ? `${row.state}:${row.state_since}` : "";
     this.clicks.set(sessionId, { action, label, since: Date.now(), answered: false, refused: null, key });
@@ -306,6 +309,14 @@ export class WidgetView {
       text: text ?? null,
       token: row?.dialog_token || null,
     });
+    this.redraw(sessionId);
+  }
+
+  /** "Attach in a terminal" through the kernel: a tmux window running `claude attach <job>`;
+   * the answer says which window, and how to see it (`tmux attach -t …`). */
+  attachInTmux(sessionId: string): void {
+    this.remember(sessionId, "attach", "opening a tmux window…");
+    this.send({ type: "attach", session_id: sessionId });
     this.redraw(sessionId);
   }
 
@@ -339,6 +350,15 @@ export class WidgetView {
       this.peekAsked.delete(id);
       if (!this.peeks.has(id)) return;
       this.peeks.set(id, { lines: answer.lines ?? [], message: answer.ok ? "" : (answer.message ?? "") });
+    } else if (answer.type === "attach_result") {
+      const click = this.clicks.get(id);
+      if (!click || click.action !== "attach") return;
+      click.answered = true;
+      // shown until the state moves: where the window is outlives the click
+      const row = this.link.store.rows.get(id);
+      if (row) click.key = `${row.state}:${row.state_since}`;
+      if (answer.ok) click.label = answer.message || `attached in tmux window ${answer.target}`;
+      else click.refused = answer.message || "refused";
     } else {
       const click = this.clicks.get(id);
       if (!click || click.action !== answer.action) return;
