@@ -54,6 +54,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.sent: list[float] = []
+        self.detaches: list[float] = []
         self.reads: list[tuple[float, object]] = []
         self._send = keys.send_keys
         self._capture = keys.capture
@@ -63,7 +64,7 @@ class Clock:
 
         def timed_send(*args: Any, **kwargs: Any) -> None:
             send(*args, **kwargs)
-            self.sent.append(time.monotonic())
+            (self.detaches if args[1:] == ("C-z",) else self.sent).append(time.monotonic())
 
         def timed_capture(*args: Any, **kwargs: Any) -> str:
             text = capture(*args, **kwargs)
@@ -123,13 +124,15 @@ def _one(
     """ms from the call to the CLI's first reaction to the decisive key, and from the call to
     the attach's screen first showing the session (the CLI's start, ours to wait out)."""
     clock.sent.clear()
+    clock.detaches.clear()
     clock.reads.clear()
     t0 = time.monotonic()
     act(hub, sid, action, **kw)
-    # the detach (Ctrl+Z) is the last key: the decisive one came just before it
-    if len(clock.sent) < 2:
+    # the decisive key is the last one typed (a cold attach's detach, Ctrl+Z, is not counted;
+    # a warm attach is not detached by the action)
+    if not clock.sent:
         raise RuntimeError(f"{action} typed nothing")
-    t_key = clock.sent[-2]
+    t_key = clock.sent[-1]
     before = [v for t, v in clock.reads if t <= t_key]
     screen = next((t for t, v in clock.reads if t > t_key and before and v != before[-1]), None)
     deadline = time.monotonic() + 10

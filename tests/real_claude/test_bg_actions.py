@@ -23,6 +23,7 @@ from pmux_widget.demo.claude_env import OLDEST
 from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.warm_attach import claim_of
 from pmux_widget.starting import new_session
 from pmux_widget.system.home import PmuxHome
 
@@ -187,7 +188,13 @@ def test_a_refused_action_types_nothing(bgs: Bg) -> None:
     shown = peek(bgs.hub, sid)
     assert shown.dialog is not None and shown.dialog.selected is not None
     assert shown.dialog.selected.label == "Yes"  # no arrow reached it
-    assert _no_attach_left(bgs.bg)
+    # while the dialog waits, only the hub's warm attach (runtime.warm_attach) is left
+    claim = claim_of(bgs.hub.home.root, job)
+    assert claim is not None
+    assert all(
+        line.split()[0] == str(claim["client_pid"]) or claim["folder"] in line
+        for line in _attach_left(bgs.bg)
+    ), _attach_left(bgs.bg)
     # pmux-widget remove <prefix>: the CLI asks the live hub (HTTP), which runs claude rm (a
     # running session too); a session that is no background one is refused with exit 2
     home, claude_dir = str(bgs.hub.home.root), str(bgs.bg.env.config_dir)
@@ -195,6 +202,7 @@ def test_a_refused_action_types_nothing(bgs: Bg) -> None:
     assert cli.main([*base, "stop", "nosuchsession"]) == 2
     assert cli.main([*base, "remove", sid[:12]]) == 0
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
+    assert _no_attach_left(bgs.bg)  # the session ended: its warm attach went
 
 
 def test_new_session_in_the_background(bgs: Bg, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +223,12 @@ def test_new_session_in_the_background(bgs: Bg, monkeypatch: pytest.MonkeyPatch)
     assert [w.get("name") for w in workers] == ["started"]
     job = workers[0]["jobId"]
     sid = bgs.state(job, State.NEEDS_INPUT)
-    row = bgs.hub.fleet[sid]
+    # its hooks can come before its PID file is read (the row is adopted then, ms later)
+    row = wait_until(
+        lambda: bgs.hub.fleet[sid] if bgs.hub.fleet[sid].background is not None else None,
+        10,
+        what="the row adopted as a background session",
+    )
     assert row.tmux is None and row.background is not None and row.background.job == job
     found = bgs.bg.worker(job)
     assert found is not None and "TMUX_PANE" not in psutil.Process(found[0]).environ()
