@@ -2,14 +2,16 @@
 
 Both pinned CLIs, each in a sealed env against the scripted model, with our hooks and a real
 Hub; one background session per CLI, answered through ``runtime.actions.act`` with every check:
-``claude attach <job>`` starts on a private tmux server of ours, its screen must show what the
-action answers, the keys go, and it detaches. Latency = from the call to the first sign the CLI
-reacted to the decisive key (the last key typed: Enter of a choice, Esc, the Enter after a
-prompt): the worker's PID file changed status (sampled every 10 ms), or the attach's screen,
-as the action itself reads it after that key, changed from what it showed just before (every
-``keys.capture`` and ``keys.send_keys`` is timed). The attach comes first, so the budget is
-twice P12's: p95 ≤ 600 ms per CLI, over 8 actions of each kind (``--quick``: 2). Approve and
-deny come 1.2 s after the dialog asks, as a click after reading it does.
+through the hub's warm ``claude attach <job>`` (``runtime.warm_attach``: started when the
+dialog asks, kept LINGER_S after an action through it) or, when none is held, one started on
+a private tmux server of ours; its screen must show what the action answers, the keys go.
+Latency = from the call to the first sign the CLI reacted to the decisive key (the last key
+typed: Enter of a choice, Esc, the Enter after a prompt): the worker's PID file changed status
+(sampled every 10 ms), or the attach's screen, as the action itself reads it after that key,
+changed from what it showed just before (every ``keys.capture`` and ``keys.send_keys`` is
+timed). A cold attach comes first, so the budget is twice P12's: p95 ≤ 600 ms per CLI, over 8
+actions of each kind (``--quick``: 2). Approve and deny come 1.2 s after the dialog asks, as a
+click after reading it does; interrupt 1 s after the answer began to stream.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = ["main"]
 
 BUDGET_MS = 600.0
 READ_S = 1.2
+STREAM_READ_S = 1.0
 NAME = "P19 background action → CLI reacted"
 KINDS = ("approve", "deny", "interrupt", "send")
 
@@ -216,6 +219,10 @@ def _version(version: str, n: int) -> dict[str, list[tuple[float, float]]]:
                     # the answer streams (an Esc before its first token puts the prompt back
                     # in the box instead): read from the CLI's own log of the screen
                     wait_until(lambda i=i: _streaming(bg, job, i), 60, "the answer streams")
+                    # a person's Esc comes after reading a bit; one ~0.1 s after the first
+                    # line (a warm attach) put the prompt back in the box on 2.1.197, and
+                    # the next send was refused ("holds unsent text")
+                    time.sleep(STREAM_READ_S)
                     samples["interrupt"].append(_one(hub, sid, clock, statuses, "interrupt"))
                     log(f"P19 {version} round {i + 1}/{n}")
         finally:

@@ -6,7 +6,9 @@ background session enters needs-input, the hub starts one on a worker thread (ne
 in a private tmux server (``system.attach``) and holds it while the session waits; an action
 then uses it with every check of a cold one (the screen shows what it answers, choice by label,
 a refused action types nothing) and does not detach. It is released (Ctrl+Z, then the client
-by pid) when the session leaves needs-input, stops or ends, and when the hub stops.
+by pid) when the session leaves needs-input, stops or ends, and when the hub stops — except
+that an attach an action went through stays LINGER_S (10 s) more while its session runs: the
+follow-up (a prompt after a denial, Esc of the turn a prompt started) is then only keys too.
 
 One per job, machine-wide: several hubs (each kernel, the Jupyter server) watch the same
 sessions. A claim file ``<PMUX_WIDGET_HOME>/attach/<job>.json`` (0700 folder, 0600 file) names
@@ -45,7 +47,7 @@ from pmux_widget.system.tmux import PaneInfo
 from . import background_actions
 from .protocols import HubView
 
-__all__ = ["MAX_WARM", "WarmAttaches", "claim_of", "held", "warm_source"]
+__all__ = ["LINGER_S", "MAX_WARM", "WarmAttaches", "claim_of", "held", "warm_source"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,8 @@ log = logging.getLogger(__name__)
 MAX_WARM = 4
 #: How long an action waits for another to finish typing into the same attach.
 LOCK_WAIT_S = 5.0
+#: How long an attach an action went through is kept after its session left needs-input.
+LINGER_S = 10.0
 
 #: The hubs of this process that may hold claims (a claim of a live process names one).
 _live_hubs: set[str] = set()
@@ -168,7 +172,13 @@ def held(home: Path, job: str) -> Iterator[PaneInfo | None]:
     try:
         claim = _read(home, job) if fd is not None else None
         opened = _opened(claim) if claim is not None else None
-        yield opened.pane if opened is not None and attach.attach_alive(opened) else None
+        if claim is None or opened is None or not attach.attach_alive(opened):
+            yield None
+            return
+        # a follow-up (a prompt after a denial, an Esc of the turn it started) comes soon:
+        # the holder keeps it LINGER_S more once the session moved on
+        _write(home, job, {**claim, "used_at": time.time()})
+        yield opened.pane
     finally:
         if fd is not None:
             os.close(fd)
@@ -187,8 +197,11 @@ class WarmAttaches:
         self.home = home
         self.hub_id = hub_id
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmux-warm")
-        #: session id → its worker, for the sessions warmed (hub thread; read by the worker)
+        #: session id → its worker, for the sessions warmed (the hub and worker threads)
         self._wanted: dict[str, background_actions.Worker] = {}
+        self._guard = threading.Lock()
+        self._timers: list[threading.Timer] = []
+        self._stopping = False
         self._remove_listener: Callable[[], None] | None = None
 
     async def start(self) -> None:
@@ -201,8 +214,12 @@ class WarmAttaches:
     async def stop(self) -> None:
         if self._remove_listener is not None:
             self._remove_listener()
-        jobs = [worker.job for worker in self._wanted.values()]
-        self._wanted.clear()
+        with self._guard:
+            self._stopping = True
+            for timer in self._timers:
+                timer.cancel()
+            jobs = [worker.job for worker in self._wanted.values()]
+            self._wanted.clear()
         for job in jobs:
             self._pool.submit(self._release, job)
         # The releases finish before the hub's stop returns: no client left behind.
@@ -217,16 +234,23 @@ class WarmAttaches:
     def _consider(self, session: Session) -> None:
         """On the hub thread: only reads the session and a PID file, then hands off."""
         sid = session.session_id
-        waiting = session.state is State.NEEDS_INPUT and session.running and not session.ended
-        if waiting and session.pid is not None and sid not in self._wanted:
+        with self._guard:
+            wanted = sid in self._wanted
+        if _waiting(session) and session.pid is not None and not wanted:
             worker = background_actions.worker_from_pid_file(
                 self.hub.claude_dir / "sessions" / f"{session.pid}.json"
             )
             if worker is not None and worker.pid == session.pid:
-                self._wanted[sid] = worker
-                self._pool.submit(self._warm, sid, worker)
-        elif not waiting and sid in self._wanted:
-            self._pool.submit(self._release, self._wanted.pop(sid).job)
+                with self._guard:
+                    self._wanted[sid] = worker
+                self._submit(self._warm, sid, worker)
+        elif wanted and not _waiting(session):
+            self._submit(self._settle, sid)
+
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        with self._guard:
+            if not self._stopping:
+                self._pool.submit(fn, *args)
 
     # ---- on the worker thread
 
@@ -258,6 +282,33 @@ class WarmAttaches:
         except Exception:
             log.warning("could not pre-start `claude attach %s`", worker.job, exc_info=True)
 
+    def _settle(self, sid: str) -> None:
+        """The session left needs-input: release its attach, unless an action went through
+        it less than LINGER_S ago and the session still runs (then look again later)."""
+        with self._guard:
+            worker = self._wanted.get(sid)
+        session = self.hub.fleet.get(sid)
+        if worker is None or (session is not None and _waiting(session)):
+            return
+        claim = _read(self.home, worker.job) or {}
+        used = claim.get("used_at")
+        left = (float(used) + LINGER_S - time.time()) if isinstance(used, int | float) else 0.0
+        alive = session is not None and session.running and not session.ended
+        if alive and left > 0 and claim.get("holder_hub") == self.hub_id:
+            with self._guard:
+                if self._stopping:
+                    return
+                timer = threading.Timer(left + 0.05, self._submit, (self._settle, sid))
+                timer.daemon = True
+                self._timers = [t for t in self._timers if t.is_alive()] + [timer]
+                timer.start()
+            return
+        with self._guard:
+            if self._wanted.get(sid) != worker:
+                return
+            del self._wanted[sid]
+        self._release(worker.job)
+
     def _release(self, job: str) -> None:
         try:
             with _locked(self.home, job):
@@ -276,6 +327,10 @@ class WarmAttaches:
 
     def _holder(self) -> dict[str, Any]:
         return {"holder_pid": os.getpid(), "holder_hub": self.hub_id}
+
+
+def _waiting(session: Session) -> bool:
+    return session.state is State.NEEDS_INPUT and session.running and not session.ended
 
 
 def warm_source(hub: HubView) -> WarmAttaches:

@@ -23,7 +23,7 @@ from pmux_widget.demo.claude_env import OLDEST
 from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.runtime.warm_attach import claim_of
+from pmux_widget.runtime.warm_attach import LINGER_S, claim_of
 from pmux_widget.starting import new_session
 from pmux_widget.system.home import PmuxHome
 
@@ -90,8 +90,13 @@ def _attach_left(bg: BgClaude) -> list[str]:
 
 
 def _no_attach_left(bg: BgClaude) -> bool:
-    """Once an action returned, its attach is gone (a moment for the kernel to reap it)."""
-    wait_until(lambda: not _attach_left(bg), 5, what=lambda: f"attach left: {_attach_left(bg)}")
+    """Once an action returned and the session moved on, its attach is gone: a cold one at
+    once, a warm one LINGER_S after the action (runtime.warm_attach)."""
+    wait_until(
+        lambda: not _attach_left(bg),
+        LINGER_S + 10,
+        what=lambda: f"attach left: {_attach_left(bg)}",
+    )
     return True
 
 
@@ -161,13 +166,17 @@ def test_every_action_goes_through_claude_attach(bgs: Bg) -> None:
         what="claude agents: stopped",
     )
     wait_until(lambda: not bgs.hub.fleet[sid].running, 30, what="the row not running")
-    # remove: claude rm <job>: gone from the CLI's list. 2.1.197 cannot remove a stopped job
-    # ("couldn't confirm <job> was stopped", every time): the refusal carries the CLI's words.
+    # remove: claude rm <job>: gone from the CLI's list. 2.1.197 may refuse a stopped job
+    # ("couldn't confirm <job> was stopped": every time on 2026-12-04 under load 20, never on
+    # 2026-12-05 under load 3-6): then the refusal carries the CLI's words.
     if bgs.bg.env.version == OLDEST:
-        with pytest.raises(ActionError, match="couldn't confirm"):
+        try:
             act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
-        return
-    act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
+        except ActionError as refused:
+            assert "couldn't confirm" in str(refused)
+            return
+    else:
+        act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
 
 

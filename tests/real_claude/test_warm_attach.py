@@ -2,7 +2,8 @@
 waits on a dialog, a hub holds ``claude attach <job>`` in a private tmux server, one per job
 even with two hubs on one ``PMUX_WIDGET_HOME``; an action uses it (a cold attach would fail
 these tests), a refused one types nothing into it, and it goes when the session leaves
-needs-input and when its hub stops — no client or server left.
+needs-input (LINGER_S after an action through it) and when its hub stops — no client or
+server left.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pmux_widget.runtime import background_actions
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.runtime.warm_attach import claim_of
+from pmux_widget.runtime.warm_attach import LINGER_S, claim_of
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
@@ -113,8 +114,23 @@ def test_an_action_uses_the_warm_attach_shared_by_two_hubs(two: Two) -> None:
     act(other, sid, "approve", record=other.record_action)
     wait_until(lambda: list(two.bg.env.cwd.glob("sim-*.txt")), 30, what="the approved marker")
 
-    # the session left needs-input: the attach is released (detached, the session runs on)
-    wait_until(lambda: claim_of(two.home.root, job) is None, 15, what="the claim released")
+    # a follow-up prompt goes through it too while it lingers after the approval
+    claim_used = claim_of(two.home.root, job)
+    assert claim_used is not None and claim_used["client_pid"] == claim["client_pid"]
+    assert "used_at" in claim_used
+    wait_until(lambda: two.status(job) == "idle", 30, what="the worker idle")
+    wait_until(lambda: other.fleet[sid].state in (State.IDLE, State.REVIEW), 30, what="idle row")
+    act(other, sid, "send", text="hello there", record=other.record_action)
+    wait_until(
+        lambda: any(h["payload"].get("prompt") == "hello there" for h in two.bg.env.hooks()),
+        30,
+        what="UserPromptSubmit of the sent prompt",
+    )
+
+    # then it is released (detached, the session runs on)
+    wait_until(
+        lambda: claim_of(two.home.root, job) is None, LINGER_S + 20, what="the claim released"
+    )
     wait_until(lambda: not _attach_left(two.bg), 10, what=lambda: f"{_attach_left(two.bg)}")
     assert not psutil.pid_exists(claim["client_pid"]) or (
         psutil.Process(claim["client_pid"]).status() == psutil.STATUS_ZOMBIE
@@ -132,7 +148,9 @@ def test_a_refused_action_types_nothing_and_hub_stop_releases(two: Two) -> None:
     time.sleep(0.5)  # any key typed would have brought a hook or a new status
     assert two.status(job) == "waiting"
     assert len(two.bg.env.hooks()) == hooks
-    assert claim_of(two.home.root, job) == claim  # the same attach, held on
+    still = claim_of(two.home.root, job)  # the same attach, held on
+    assert still is not None and still["client_pid"] == claim["client_pid"]
+    assert psutil.pid_exists(claim["client_pid"])
 
     # its holder stops: the attach goes with it (the other hub does not take it over while
     # the session waits on; an action from it would attach cold)
