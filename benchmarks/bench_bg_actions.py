@@ -2,14 +2,16 @@
 
 Both pinned CLIs, each in a sealed env against the scripted model, with our hooks and a real
 Hub; one background session per CLI, answered through ``runtime.actions.act`` with every check:
-``claude attach <job>`` starts on a private tmux server of ours, its screen must show what the
-action answers, the keys go, and it detaches. Latency = from the call to the first sign the CLI
-reacted to the decisive key (the last key typed: Enter of a choice, Esc, the Enter after a
-prompt): the worker's PID file changed status (sampled every 10 ms), or the attach's screen,
-as the action itself reads it after that key, changed from what it showed just before (every
-``keys.capture`` and ``keys.send_keys`` is timed). The attach comes first, so the budget is
-twice P12's: p95 ≤ 600 ms per CLI, over 8 actions of each kind (``--quick``: 2). Approve and
-deny come 1.2 s after the dialog asks, as a click after reading it does.
+through the hub's warm ``claude attach <job>`` (``runtime.warm_attach``: started when the
+dialog asks, kept LINGER_S after an action through it) or, when none is held, one started on
+a private tmux server of ours; its screen must show what the action answers, the keys go.
+Latency = from the call to the first sign the CLI reacted to the decisive key (the last key
+typed: Enter of a choice, Esc, the Enter after a prompt): the worker's PID file changed status
+(sampled every 10 ms), or the attach's screen, as the action itself reads it after that key,
+changed from what it showed just before (every ``keys.capture`` and ``keys.send_keys`` is
+timed). A cold attach comes first, so the budget is twice P12's: p95 ≤ 600 ms per CLI, over 8
+actions of each kind (``--quick``: 2). Approve and deny come 1.2 s after the dialog asks, as a
+click after reading it does; interrupt 1 s after the answer began to stream.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = ["main"]
 
 BUDGET_MS = 600.0
 READ_S = 1.2
+STREAM_READ_S = 1.0
 NAME = "P19 background action → CLI reacted"
 KINDS = ("approve", "deny", "interrupt", "send")
 
@@ -54,6 +57,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.sent: list[float] = []
+        self.detaches: list[float] = []
         self.reads: list[tuple[float, object]] = []
         self._send = keys.send_keys
         self._capture = keys.capture
@@ -63,7 +67,7 @@ class Clock:
 
         def timed_send(*args: Any, **kwargs: Any) -> None:
             send(*args, **kwargs)
-            self.sent.append(time.monotonic())
+            (self.detaches if args[1:] == ("C-z",) else self.sent).append(time.monotonic())
 
         def timed_capture(*args: Any, **kwargs: Any) -> str:
             text = capture(*args, **kwargs)
@@ -123,13 +127,15 @@ def _one(
     """ms from the call to the CLI's first reaction to the decisive key, and from the call to
     the attach's screen first showing the session (the CLI's start, ours to wait out)."""
     clock.sent.clear()
+    clock.detaches.clear()
     clock.reads.clear()
     t0 = time.monotonic()
     act(hub, sid, action, **kw)
-    # the detach (Ctrl+Z) is the last key: the decisive one came just before it
-    if len(clock.sent) < 2:
+    # the decisive key is the last one typed (a cold attach's detach, Ctrl+Z, is not counted;
+    # a warm attach is not detached by the action)
+    if not clock.sent:
         raise RuntimeError(f"{action} typed nothing")
-    t_key = clock.sent[-2]
+    t_key = clock.sent[-1]
     before = [v for t, v in clock.reads if t <= t_key]
     screen = next((t for t, v in clock.reads if t > t_key and before and v != before[-1]), None)
     deadline = time.monotonic() + 10
@@ -213,6 +219,10 @@ def _version(version: str, n: int) -> dict[str, list[tuple[float, float]]]:
                     # the answer streams (an Esc before its first token puts the prompt back
                     # in the box instead): read from the CLI's own log of the screen
                     wait_until(lambda i=i: _streaming(bg, job, i), 60, "the answer streams")
+                    # a person's Esc comes after reading a bit; one ~0.1 s after the first
+                    # line (a warm attach) put the prompt back in the box on 2.1.197, and
+                    # the next send was refused ("holds unsent text")
+                    time.sleep(STREAM_READ_S)
                     samples["interrupt"].append(_one(hub, sid, clock, statuses, "interrupt"))
                     log(f"P19 {version} round {i + 1}/{n}")
         finally:

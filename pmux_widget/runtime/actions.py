@@ -45,7 +45,7 @@ from pmux_widget.system import jupyter_terminals, keys
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 
-from . import background_actions
+from . import background_actions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
 
@@ -130,7 +130,13 @@ def act(
             record(session_id, name)
         return result
     except background_actions.InBackground as background:
-        # The CLI's own host, on a pane of ours: it draws the screen a moment after it starts.
+        # The CLI's own host, on a pane of ours: the one a hub holds while a dialog waits
+        # (runtime.warm_attach), else one started now (it draws a moment after it starts).
+        with warm_attach.held(_home_of(view).root, background.worker.job) as warm:
+            if warm is not None:
+                result = _deliver(warm, session, name, text, dialog, record, ATTACH_GRACE_S)
+                background_actions.until_reacted(warm, name)
+                return result
         with background_actions.attached(view.claude_dir, background.worker) as attached:
             result = _deliver(attached, session, name, text, dialog, record, ATTACH_GRACE_S)
             background_actions.until_reacted(attached, name)
@@ -213,13 +219,7 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
         kept = _bg_peeks.get(session_id)
         if kept is not None and kept[0] == key and time.monotonic() - kept[1] < BG_PEEK_TTL_S:
             return kept[2]
-        with background_actions.attached(view.claude_dir, background.worker) as attached:
-            _screen_showing(
-                attached,
-                lambda s: s.busy or s.dialog is not None or s.prompt_text is not None,
-                ATTACH_GRACE_S,
-            )
-            text = keys.capture(attached)
+        text = _read_background(view, background.worker)
         seen = Peek(last_lines(text, lines), parse_screen(text).dialog)
         if len(_bg_peeks) > 256:  # ended sessions' entries: never read again
             _bg_peeks.clear()
@@ -227,6 +227,21 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
         return seen
     text = keys.capture(target)
     return Peek(last_lines(text, lines), parse_screen(text).dialog)
+
+
+def _read_background(view: SessionsView, worker: background_actions.Worker) -> str:
+    """A background session's screen: through its warm attach, else a cold one."""
+
+    def drawn(s: Screen) -> bool:
+        return s.busy or s.dialog is not None or s.prompt_text is not None
+
+    with warm_attach.held(_home_of(view).root, worker.job) as warm:
+        if warm is not None:
+            _screen_showing(warm, drawn, ATTACH_GRACE_S)
+            return keys.capture(warm)
+    with background_actions.attached(view.claude_dir, worker) as attached:
+        _screen_showing(attached, drawn, ATTACH_GRACE_S)
+        return keys.capture(attached)
 
 
 # ---------------------------------------------------------------------------- checks
@@ -287,19 +302,18 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
     if terminal is not None:
         return terminal
     if not keys.serves_terminals():
-        home = getattr(view, "home", None)
-        found = jupyter_terminals.find_terminal(
-            pid,
-            jupyter_terminals.read_servers(
-                home if isinstance(home, PmuxHome) else PmuxHome.resolve()
-            ),
-        )
+        found = jupyter_terminals.find_terminal(pid, jupyter_terminals.read_servers(_home_of(view)))
         if found is not None:
             raise InAnotherProcess(*found)
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal: actions type into "
         "the session's tmux pane or terminal, and none holds its Claude process"
     )
+
+
+def _home_of(view: SessionsView) -> PmuxHome:
+    home = getattr(view, "home", None)
+    return home if isinstance(home, PmuxHome) else PmuxHome.resolve()
 
 
 # ---------------------------------------------------------------------------- delivery

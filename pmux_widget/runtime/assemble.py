@@ -14,13 +14,15 @@ from pmux_widget.system.home import PmuxHome
 from .hub import Hub
 from .protocols import SourceFactory
 from .sources import FileSources
+from .warm_attach import warm_source
 
 __all__ = ["default_sources", "make_hub"]
 
 
 def default_sources() -> tuple[SourceFactory, ...]:
-    """PID files, transcripts, process exits and the poller."""
-    return (FileSources,)
+    """PID files, transcripts, process exits and the poller; warm attaches of background
+    sessions waiting on a dialog."""
+    return (FileSources, warm_source)
 
 
 def make_hub(

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pmux_widget.core.model import TmuxLocation
@@ -39,9 +40,13 @@ __all__ = [
     "ATTACH_COLS",
     "ATTACH_ROWS",
     "AttachError",
+    "Opened",
+    "attach_alive",
     "attached",
     "claude_binary",
     "cli_environment",
+    "close_attach",
+    "open_attach",
     "run_cli",
 ]
 
@@ -115,13 +120,21 @@ def run_cli(
 class _Server:
     """One private tmux server (a socket in its own 0700 folder)."""
 
-    def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="pmux-attach-"))
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = (
+            folder if folder is not None else Path(tempfile.mkdtemp(prefix="pmux-attach-"))
+        )
         self.socket = str(self.folder / "tmux.sock")
         self.config = self.folder / "tmux.conf"
         # No status line (the pane gets every row); a pane whose client exited stays, so its
         # last words can be read and the exit is seen without a race.
-        self.config.write_text("set -g status off\nset -g remain-on-exit on\n")
+        if folder is None:
+            self.config.write_text("set -g status off\nset -g remain-on-exit on\n")
+
+    @classmethod
+    def existing(cls, folder: Path) -> _Server:
+        """A server started before (by this process or another of the user's)."""
+        return cls(folder)
 
     def tmux(self, *args: str, env: Mapping[str, str] | None = None) -> str:
         result = subprocess.run(
@@ -147,17 +160,36 @@ class _Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def attached(binary: str, job: str, env: Mapping[str, str]) -> Iterator[PaneInfo]:
-    """``claude attach <job>`` running in a private tmux pane, for the block; detached (Ctrl+Z)
-    and its server gone after it, whatever happened inside."""
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """One ``claude attach`` of ours: its private server's folder and socket, pane and
+    client pid (enough for another process of the user's to reach it, or to end it)."""
+
+    folder: str
+    socket: str
+    pane_id: str
+    client_pid: int
+
+    @property
+    def pane(self) -> PaneInfo:
+        return PaneInfo(
+            socket=self.socket,
+            shell_pid=self.client_pid,
+            location=TmuxLocation(session="attach", window="0", pane=self.pane_id, title=""),
+            current_command="claude",
+            current_path="",
+        )
+
+
+def open_attach(binary: str, job: str, env: Mapping[str, str]) -> Opened:
+    """Start ``claude attach <job>`` in a private tmux server of its own (not waiting for it
+    to draw); :func:`close_attach` ends it."""
     if not tmux_available():
         raise AttachError(
             "tmux is not installed: a background session is answered through `claude attach` "
             "in a private tmux server"
         )
     server = _Server()
-    client_pid = 0
     try:
         out = server.tmux(
             "new-session",
@@ -177,23 +209,51 @@ def attached(binary: str, job: str, env: Mapping[str, str]) -> Iterator[PaneInfo
             job,
             env=env,
         )
-        pid_text, _, pane_id = out.strip().partition("\t")
-        if not pid_text.isdigit() or not pane_id.startswith("%"):
-            raise AttachError(f"tmux did not say which pane runs the attach ({out.strip()!r})")
-        client_pid = int(pid_text)
-        yield PaneInfo(
-            socket=server.socket,
-            shell_pid=client_pid,
-            location=TmuxLocation(session="attach", window="0", pane=pane_id, title=""),
-            current_command="claude",
-            current_path="",
-        )
-    finally:
-        if client_pid:
-            _detach(server, pane_id, client_pid)
+    except BaseException:
         server.close()
-        if client_pid:
-            _end(client_pid)
+        raise
+    pid_text, _, pane_id = out.strip().partition("\t")
+    if not pid_text.isdigit() or not pane_id.startswith("%"):
+        server.close()
+        raise AttachError(f"tmux did not say which pane runs the attach ({out.strip()!r})")
+    return Opened(str(server.folder), server.socket, pane_id, int(pid_text))
+
+
+def close_attach(opened: Opened) -> None:
+    """Detach (Ctrl+Z), end the server, then the client by its pid if it lingers."""
+    server = _Server.existing(Path(opened.folder))
+    # a claim read from a file may outlive its client: its pid may be another process's now
+    ours = _is_attach_client(opened.client_pid)
+    if ours:
+        _detach(server, opened.pane_id, opened.client_pid)
+    server.close()
+    if ours:
+        _end(opened.client_pid)
+
+
+def _is_attach_client(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().split(b"\0")
+    except OSError:
+        return False
+    return b"attach" in argv
+
+
+def attach_alive(opened: Opened) -> bool:
+    """Its client still runs and its server's socket is there."""
+    return pid_alive(opened.client_pid) and Path(opened.socket).exists()
+
+
+@contextlib.contextmanager
+def attached(binary: str, job: str, env: Mapping[str, str]) -> Iterator[PaneInfo]:
+    """``claude attach <job>`` running in a private tmux pane, for the block; detached (Ctrl+Z)
+    and its server gone after it, whatever happened inside."""
+    opened = open_attach(binary, job, env)
+    try:
+        yield opened.pane
+    finally:
+        close_attach(opened)
 
 
 def client_running(pane: PaneInfo) -> bool:

@@ -24,6 +24,7 @@ from pmux_widget.notebook.starting import new_session
 from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.warm_attach import LINGER_S, claim_of
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
@@ -89,8 +90,13 @@ def _attach_left(bg: BgClaude) -> list[str]:
 
 
 def _no_attach_left(bg: BgClaude) -> bool:
-    """Once an action returned, its attach is gone (a moment for the kernel to reap it)."""
-    wait_until(lambda: not _attach_left(bg), 5, what=lambda: f"attach left: {_attach_left(bg)}")
+    """Once an action returned and the session moved on, its attach is gone: a cold one at
+    once, a warm one LINGER_S after the action (runtime.warm_attach)."""
+    wait_until(
+        lambda: not _attach_left(bg),
+        LINGER_S + 10,
+        what=lambda: f"attach left: {_attach_left(bg)}",
+    )
     return True
 
 
@@ -160,13 +166,17 @@ def test_every_action_goes_through_claude_attach(bgs: Bg) -> None:
         what="claude agents: stopped",
     )
     wait_until(lambda: not bgs.hub.fleet[sid].running, 30, what="the row not running")
-    # remove: claude rm <job>: gone from the CLI's list. 2.1.197 cannot remove a stopped job
-    # ("couldn't confirm <job> was stopped", every time): the refusal carries the CLI's words.
+    # remove: claude rm <job>: gone from the CLI's list. 2.1.197 may refuse a stopped job
+    # ("couldn't confirm <job> was stopped": every time on 2026-12-04 under load 20, never on
+    # 2026-12-05 under load 3-6): then the refusal carries the CLI's words.
     if bgs.bg.env.version == OLDEST:
-        with pytest.raises(ActionError, match="couldn't confirm"):
+        try:
             act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
-        return
-    act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
+        except ActionError as refused:
+            assert "couldn't confirm" in str(refused)
+            return
+    else:
+        act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
 
 
@@ -187,7 +197,13 @@ def test_a_refused_action_types_nothing(bgs: Bg) -> None:
     shown = peek(bgs.hub, sid)
     assert shown.dialog is not None and shown.dialog.selected is not None
     assert shown.dialog.selected.label == "Yes"  # no arrow reached it
-    assert _no_attach_left(bgs.bg)
+    # while the dialog waits, only the hub's warm attach (runtime.warm_attach) is left
+    claim = claim_of(bgs.hub.home.root, job)
+    assert claim is not None
+    assert all(
+        line.split()[0] == str(claim["client_pid"]) or claim["folder"] in line
+        for line in _attach_left(bgs.bg)
+    ), _attach_left(bgs.bg)
     # pmux-widget remove <prefix>: the CLI asks the live hub (HTTP), which runs claude rm (a
     # running session too); a session that is no background one is refused with exit 2
     home, claude_dir = str(bgs.hub.home.root), str(bgs.bg.env.config_dir)
@@ -195,6 +211,7 @@ def test_a_refused_action_types_nothing(bgs: Bg) -> None:
     assert cli.main([*base, "stop", "nosuchsession"]) == 2
     assert cli.main([*base, "remove", sid[:12]]) == 0
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
+    assert _no_attach_left(bgs.bg)  # the session ended: its warm attach went
 
 
 def test_new_session_in_the_background(bgs: Bg, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +232,12 @@ def test_new_session_in_the_background(bgs: Bg, monkeypatch: pytest.MonkeyPatch)
     assert [w.get("name") for w in workers] == ["started"]
     job = workers[0]["jobId"]
     sid = bgs.state(job, State.NEEDS_INPUT)
-    row = bgs.hub.fleet[sid]
+    # its hooks can come before its PID file is read (the row is adopted then, ms later)
+    row = wait_until(
+        lambda: bgs.hub.fleet[sid] if bgs.hub.fleet[sid].background is not None else None,
+        10,
+        what="the row adopted as a background session",
+    )
     assert row.tmux is None and row.background is not None and row.background.job == job
     found = bgs.bg.worker(job)
     assert found is not None and "TMUX_PANE" not in psutil.Process(found[0]).environ()
