@@ -82,14 +82,21 @@ def hub_with_bg(
 
 
 def _clients(bg: BgClaude, job: str) -> list[int]:
-    """The ``claude attach <job>`` clients of this env (other tests may run their own)."""
+    """The ``claude attach <job>`` clients of this env (other tests may run their own), but
+    the hub's warm attach (held in a private tmux server of its own, ``pmux-attach-*``, while
+    the dialog waits: runtime/warm_attach.py), which is no window of the user's."""
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         argv = proc.info["cmdline"] or []
         if proc.info["status"] == psutil.STATUS_ZOMBIE or argv[-2:] != ["attach", job]:
             continue
+        if Path(argv[0]).name == "tmux":  # a tmux server keeps the argv that started it
+            continue
         try:
-            if proc.environ().get("CLAUDE_CONFIG_DIR") == str(bg.env.config_dir):
+            env = proc.environ()
+            socket = Path(env.get("TMUX", "").split(",")[0])  # the warm one's: a mkdtemp dir
+            warm = socket.parent.name.startswith("pmux-attach-")
+            if env.get("CLAUDE_CONFIG_DIR") == str(bg.env.config_dir) and not warm:
                 found.append(proc.pid)
         except (psutil.Error, OSError):
             continue
