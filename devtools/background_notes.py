@@ -48,6 +48,16 @@ BACKGROUND_SESSIONS: list[str] = [
     "once `Stop` (the interrupted stream is not re-requested); PID file without `status`, "
     "then `idle` | not running at the kill; the row follows the new pid and says what its PID "
     "file says (busy while `busy`) |",
+    "| the respawned worker's first PID file (kill -9, by hand 2026-12-05) | names a FRESH "
+    "session id (`kind: bg`, the job's `jobId` and `name`, no `status`) for ~0.4 s, then the "
+    "job's session (as the resume loads); its hooks, transcript, `jobs/<job>/state.json` "
+    "(`sessionId`, `resumeSessionId`) and `claude agents --json` all name the job's session; "
+    "once the respawn re-ran the prompt instead (`SessionStart(startup)` + "
+    "`UserPromptSubmit` under the job's session) | names the job's session from the first "
+    "write | a `bg` PID file without a status naming another session than its job's row is "
+    "never a row and retires nothing (a rescan read it before, and applied it after, the "
+    "job's later records on a loaded machine: a stray row, the job's row retired); a rescan "
+    "never applies a record older than the one the watcher applied |",
     "| `claude stop <job>` | `SessionEnd(other)`; the job stays (`state: stopped`), "
     "its folder too | same | not running, still a row |",
     "| `claude rm <job>` | no hook; `jobs/<job>/` removed; the job leaves `claude agents` | same "

@@ -223,6 +223,66 @@ def test_kill_9_is_not_running_and_the_respawn_follows_the_new_pid_busy():
     assert live(run).keys() == {SID_A, SID_B, SID_C}
 
 
+#: the id a respawned 2.1.197 worker's first PID file names: its own, before the resume
+BOOT_SID = "4519e9f7-ae8e-4c7d-9d26-0780806d15f9"
+
+
+def _killed_and_respawned(run: Run) -> tuple[s.PidRecord, s.PidRecord, s.PidRecord]:
+    """kill -9 of busy-c; its respawn's three PID files as 2.1.197 wrote them (by hand: the
+    boot record names a fresh id and no status, 0.4 s later the job's session, busy, idle)."""
+    for at in (8_000, 8_400):
+        run(s.ProcessGone(at=at, session_id=SID_C, pid=103))
+    boot = bg_record(BOOT_SID, 303, None, 0, name=f"name-{JOB_C}", job=JOB_C, updated_at=18_000)
+    busy = bg_record(SID_C, 303, "busy", 18_400)
+    idle = bg_record(SID_C, 303, "idle", 18_800)
+    return boot, busy, idle
+
+
+def test_a_respawned_workers_boot_record_never_becomes_a_row():
+    """The real order: the boot record, SessionStart(resume) under the job's session, busy,
+    Stop, idle. The boot id never shows; the job's row follows the new pid."""
+    run = scenario()
+    boot, busy, idle = _killed_and_respawned(run)
+    pid_file(run, boot)
+    assert BOOT_SID not in run.fleet
+    hook(run, SID_C, "SessionStart", 18_300, 303, source="resume")
+    pid_file(run, busy)
+    assert (run.fleet[SID_C].state, run.fleet[SID_C].pid) == (State.BUSY, 303)
+    hook(run, SID_C, "Stop", 18_700, 303)
+    pid_file(run, idle)
+    assert live(run).keys() == {SID_A, SID_B, SID_C}
+    assert run.fleet[SID_C].running and run.fleet[SID_C].pid == 303
+
+
+def test_a_respawned_workers_boot_record_read_late_retires_nothing():
+    """The CI failure (2.1.197, loaded machine): the hub's periodic rescan read the boot
+    record, the watcher applied the job's later records meanwhile, then the rescan applied
+    the stale boot record: a row for the boot id, and the job's row retired (same pid)."""
+    run = scenario()
+    boot, busy, idle = _killed_and_respawned(run)
+    hook(run, SID_C, "SessionStart", 18_300, 303, source="resume")
+    pid_file(run, busy)
+    hook(run, SID_C, "Stop", 18_700, 303)
+    pid_file(run, idle)
+    pid_file(run, boot)
+    assert live(run).keys() == {SID_A, SID_B, SID_C}
+    c = run.fleet[SID_C]
+    assert (c.running, c.ended, c.pid, c.background) == (
+        True,
+        False,
+        303,
+        Background(JOB_C, f"name-{JOB_C}"),
+    )
+
+
+def test_a_new_session_of_a_job_with_a_status_still_takes_over():
+    """Not a boot record: the job's worker names another session with a status (as after a
+    /clear in it): that session is the job's now, the old row retires."""
+    run = scenario()
+    pid_file(run, bg_record(BOOT_SID, 103, "idle", 9_000, job=JOB_C))
+    assert BOOT_SID in live(run) and SID_C not in live(run)
+
+
 def test_without_hooks_background_sessions_show_from_their_pid_files():
     run = Run(now=200_000)
     pid_file(run, bg_record(SPARE_SID, 100, "idle", 900, spare=True))

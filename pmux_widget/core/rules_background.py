@@ -18,6 +18,7 @@ from .transitions import WORK_STATES, StepEdits, because, end, move, track
 __all__ = [
     "AGENT_VIEW_NOTIFICATIONS",
     "adopt",
+    "boot_record",
     "from_agent_view",
     "on_background_gone",
     "stop",
@@ -71,6 +72,23 @@ def stop(s: Session, cause: Cause, at: int, event: str | None = None) -> Session
     if stopped.state is State.IDLE:
         stopped = because(stopped, cause, event)
     return stopped
+
+
+def boot_record(step: StepEdits, record: sig.PidRecord) -> bool:
+    """A respawned worker's first PID file (2.1.197, after kill -9): the daemon runs
+    ``claude --resume <transcript>``, whose PID file names a fresh session id with no status
+    for ~0.4 s before the resume makes it the job's. Never a row, never retires the job's
+    row (a rescan can read it before, and apply it after, the job's later records): the
+    job's session, still a row, is the user's (``claude agents``, ``jobs/<job>/state.json``).
+    With a status it is the job's session now (as after a ``/clear`` in it)."""
+    background = record.background
+    if background is None or record.status is not None or step.get(record.session_id):
+        return False
+    return any(
+        o.background is not None and o.background.job == background.job and not o.ended
+        for o in step.all()
+        if o.session_id != record.session_id
+    )
 
 
 def unspare(step: StepEdits, signal: sig.PidFile) -> None:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from . import signals as sig
 from .model import PidStatus, Session, State, Tracking, clip, source_text
-from .rules_background import adopt, unspare
+from .rules_background import adopt, boot_record, unspare
 from .transitions import (
     WORK_STATES,
     StepEdits,
@@ -67,6 +67,8 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
     at = signal.at
     if rec.spare or (rec.kind == "bg" and not rec.job_id):
         unspare(step, signal)
+        return
+    if boot_record(step, rec):
         return
     s = step.get(rec.session_id)
     background = rec.background

@@ -134,6 +134,26 @@ def test_the_file_snapshot_with_no_hub_and_no_hooks_shows_them_too(
     assert all(row["tmux"] is None for row in rows.values())
 
 
+def _dump(scene: Scene, agents: list[dict[str, Any]]) -> str:
+    """What a failure needs: the rows, the agents, the PID files, every hook's session."""
+    rows = {
+        sid: (s.pid, s.state, s.running, s.ended, s.background, s.transcript_path)
+        for sid, s in scene.hub.fleet.items()
+    }
+    hooks = [
+        (
+            h["payload"].get("hook_event_name"),
+            h["payload"].get("source"),
+            h["payload"].get("session_id"),
+            h.get("ppid"),
+            h["payload"].get("transcript_path"),
+        )
+        for h in scene.bg.env.hooks()
+        if h["payload"]
+    ]
+    return f"rows={rows}\nagents={agents}\npids={scene.bg.env.pid_files()}\nhooks={hooks}"
+
+
 def _worker(scene: Scene, name: str) -> tuple[int, dict[str, Any]] | None:
     return scene.bg.worker(scene.jobs[name])
 
@@ -164,14 +184,15 @@ def test_kill_9_is_not_running_and_the_respawn_is_followed(scene: Scene) -> None
         """The row says what the respawned worker's PID file says (busy, or idle once the
         resumed turn is over: observed both ways, see docs/claude-code-behaviour.md)."""
         row, worker = scene.row("busy-c"), _worker(scene, "busy-c")
-        if row is None or worker is None:
+        if row is None or worker is None or row.ended or row.pid != worker[0]:
             return False
         status = worker[1].get("status")
         want = {"busy": {State.BUSY}, "idle": {State.IDLE, State.REVIEW}}.get(status or "")
         return want is not None and row.state in want
 
     wait_until(consistent, timeout=30, what="busy-c's row agrees with its PID file")
-    assert scene.live().keys() == {a["sessionId"] for a in scene.bg.agents()}
+    agents = scene.bg.agents()
+    assert scene.live().keys() == {a["sessionId"] for a in agents}, _dump(scene, agents)
     assert not psutil.pid_exists(old_pid) or psutil.Process(old_pid).status() == "zombie"
 
 

@@ -78,6 +78,10 @@ class PidFileWatcher:
         for scan in scans:
             seen.add(scan.path)
             known = self.pid_files.get(scan.path)
+            if known is not None and _older(scan.record, known):
+                # read before a write the watcher applied while this scan ran (the scan
+                # runs in a thread, seconds under load): a stale record would undo it
+                continue
             self.pid_files[scan.path] = scan.record
             if scan.alive and known != scan.record:
                 self.hub.apply(live_pid_file(scan.record))
@@ -137,3 +141,13 @@ class PidFileWatcher:
                 return
             self.hub.apply(ProcessGone(at=now_ms(), session_id=record.session_id, pid=record.pid))
             await self.runner.sleep(GONE_RECHECK_S)
+
+
+def _older(record: PidRecord, known: PidRecord) -> bool:
+    """``record`` was written before ``known``, by the same process."""
+    return (
+        record.pid == known.pid
+        and record.updated_at is not None
+        and known.updated_at is not None
+        and record.updated_at < known.updated_at
+    )
