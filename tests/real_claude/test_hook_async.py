@@ -64,7 +64,9 @@ def test_tool_hooks_overtaken_by_their_posttooluse_bring_no_tool_back(
     assert entries and all(h.get("async") is True for h in entries)
     for group in doc["hooks"]["PreToolUse"]:  # the race, forced: Pre reaches the hub late
         for hook in group["hooks"]:
-            hook["command"] = f"sleep 0.3; {hook['command']}"
+            # the delay's shell ignores what our script ignores (2.1.197 sends SIGTERM to the
+            # async hooks still running when it exits): else it is the delay that is lost
+            hook["command"] = f"trap '' HUP TERM; sleep 0.3; {hook['command']}"
     env.settings_file.write_text(json.dumps(doc, indent=2))
 
     hub = make_hub(home=home.root, claude_home=env.config_dir).start()
