@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import requests
+
 T = TypeVar("T")
 
 #: Debian's Chromium (browsers cannot be downloaded here), and the flags a headless run needs.
@@ -120,3 +122,20 @@ def get_sessions(port: int, token: str, *, ended: bool = False) -> dict[str, Any
     status, body, _ = request(port, "GET", path, headers={"X-Pmux-Token": token})
     assert status == 200, (status, body)
     return json.loads(body)
+
+
+def worker_script(url: str, *, timeout: float) -> requests.Response:
+    """Fetch the push service worker's script as a browser's worker fetch does (no cookie, no
+    XSRF header): it must be served (200, not a login redirect), as a browser under
+    JupyterHub needs it."""
+    answer = requests.get(
+        url,
+        headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
+        allow_redirects=False,
+        timeout=timeout,
+    )
+    assert answer.status_code == 200 and "notificationclick" in answer.text, (
+        answer.status_code,
+        answer.text[:300],
+    )
+    return answer
