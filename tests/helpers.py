@@ -5,12 +5,15 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import requests
+
+from pmux_widget.system.home import PmuxHome
 
 T = TypeVar("T")
 
@@ -139,3 +142,23 @@ def worker_script(url: str, *, timeout: float) -> requests.Response:
         answer.text[:300],
     )
     return answer
+
+
+def running(proc: subprocess.Popen[Any] | None, what: str, log: Callable[[], str]) -> bool:
+    """True while ``proc`` runs; once it has exited, an AssertionError with its log, so that a
+    wait for it to answer fails at once rather than at its deadline."""
+    assert proc is not None
+    if proc.poll() is not None:
+        raise AssertionError(f"{what} exited; its log:\n{log()}")
+    return True
+
+
+def runtime_files(home: PmuxHome) -> list[dict[str, Any]]:
+    """Every hub's runtime file in ``home``, read (one being written or removed: passed over)."""
+    found = []
+    for path in sorted(home.runtime_dir.glob("*.json")):
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return found
