@@ -57,25 +57,16 @@ from benchmarks._util import (
 from benchmarks.bench_hooks import HungHub
 from pmux_widget import hooks
 from pmux_widget.demo.claude_env import CLI_VERSIONS, ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.forty_tools import HOOKS as EXPECTED
+from pmux_widget.demo.forty_tools import PROMPT, TOOLS
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
 
 P18_MAX_MS = 3.0
-TOOLS = 40
-PROMPT = "please make forty fast tool calls"
 MODES = ("hub", "spool", "hung")
 MODE_TEXT = {"hub": "hub up", "spool": "no hub (spooled)", "hung": "hub hung"}
-#: The hooks of one print-mode run of the scenario.
-EXPECTED = {
-    "SessionStart": 1,
-    "UserPromptSubmit": 1,
-    "PreToolUse": TOOLS,
-    "PostToolUse": TOOLS,
-    "Stop": 1,
-    "SessionEnd": 1,
-}
 
 
 @dataclass

@@ -5,10 +5,15 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import requests
+
+from pmux_widget.system.home import PmuxHome
 
 T = TypeVar("T")
 
@@ -120,3 +125,40 @@ def get_sessions(port: int, token: str, *, ended: bool = False) -> dict[str, Any
     status, body, _ = request(port, "GET", path, headers={"X-Pmux-Token": token})
     assert status == 200, (status, body)
     return json.loads(body)
+
+
+def worker_script(url: str, *, timeout: float) -> requests.Response:
+    """Fetch the push service worker's script as a browser's worker fetch does (no cookie, no
+    XSRF header): it must be served (200, not a login redirect), as a browser under
+    JupyterHub needs it."""
+    answer = requests.get(
+        url,
+        headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
+        allow_redirects=False,
+        timeout=timeout,
+    )
+    assert answer.status_code == 200 and "notificationclick" in answer.text, (
+        answer.status_code,
+        answer.text[:300],
+    )
+    return answer
+
+
+def running(proc: subprocess.Popen[Any] | None, what: str, log: Callable[[], str]) -> bool:
+    """True while ``proc`` runs; once it has exited, an AssertionError with its log, so that a
+    wait for it to answer fails at once rather than at its deadline."""
+    assert proc is not None
+    if proc.poll() is not None:
+        raise AssertionError(f"{what} exited; its log:\n{log()}")
+    return True
+
+
+def runtime_files(home: PmuxHome) -> list[dict[str, Any]]:
+    """Every hub's runtime file in ``home``, read (one being written or removed: passed over)."""
+    found = []
+    for path in sorted(home.runtime_dir.glob("*.json")):
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return found

@@ -24,7 +24,7 @@ import requests
 from pmux_widget import hooks
 from pmux_widget.system.home import PmuxHome
 
-from .helpers import free_port, wait_until
+from .helpers import free_port, running, runtime_files, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "jupyter-config" / "server-config" / "pmux_widget.json"
@@ -106,25 +106,25 @@ class LabServer:
                 stderr=subprocess.STDOUT,
             )
         wait_until(
-            lambda: self._alive() and self.get("api/status").status_code == 200,
+            lambda: (
+                running(self.proc, "the Jupyter server", self.log)
+                and self.get("api/status").status_code == 200
+            ),
             60,
             what=lambda: f"the Jupyter server to answer; its log:\n{self.log()}",
             not_yet=(requests.RequestException,),
         )
         if hub:
             wait_until(
-                lambda: self._alive() and self.get("pmux/api/sessions").status_code == 200,
+                lambda: (
+                    running(self.proc, "the Jupyter server", self.log)
+                    and self.get("pmux/api/sessions").status_code == 200
+                ),
                 60,
                 what=lambda: f"the server's hub to answer; its log:\n{self.log()}",
                 not_yet=(requests.RequestException,),
             )
         return self
-
-    def _alive(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise AssertionError(f"the Jupyter server exited; its log:\n{self.log()}")
-        return True
 
     def stop(self) -> int:
         """A clean stop (SIGTERM, as a service manager or JupyterHub's spawner sends)."""
@@ -186,13 +186,7 @@ class LabServer:
     # ------------------------------------------------------------------ the hub
 
     def runtime_files(self) -> list[dict[str, Any]]:
-        found = []
-        for path in sorted(self.pmux.runtime_dir.glob("*.json")):
-            try:
-                found.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                continue
-        return found
+        return runtime_files(self.pmux)
 
     def server_hubs(self) -> list[dict[str, Any]]:
         """The runtime files of hubs that run in the server's process."""

@@ -25,7 +25,7 @@ import requests
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.processes import pid_alive
 
-from .helpers import free_port, wait_until
+from .helpers import free_port, running, runtime_files, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -159,13 +159,7 @@ class HubUser:
         )
 
     def runtime_files(self) -> list[dict[str, Any]]:
-        found = []
-        for path in sorted(self.pmux.runtime_dir.glob("*.json")):
-            try:
-                found.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                continue
-        return found
+        return runtime_files(self.pmux)
 
 
 class JupyterHub:
@@ -230,19 +224,16 @@ class JupyterHub:
                 start_new_session=True,
             )
         wait_until(
-            lambda: self._alive() and self.api("GET", "").status_code == 200,
+            lambda: (
+                running(self.proc, "JupyterHub", self.log)
+                and self.api("GET", "").status_code == 200
+            ),
             90,
             interval=0.2,
             what=lambda: f"JupyterHub to answer; its log:\n{self.log()}",
             not_yet=(requests.RequestException,),
         )
         return self
-
-    def _alive(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise AssertionError(f"JupyterHub exited; its log:\n{self.log()}")
-        return True
 
     def log(self) -> str:
         return self.log_file.read_text(errors="replace")[-8000:]

@@ -22,7 +22,7 @@ import requests
 from pmux_widget.notify.config import notify_settings
 from pmux_widget.system.clock import now_ms
 
-from .helpers import wait_until
+from .helpers import wait_until, worker_script
 from .jupyter_ext import Hooks, LabServer
 from .notify_servers import Browser, PushService
 
@@ -130,13 +130,7 @@ def test_every_route_refuses_without_jupyter_auth(server: LabServer) -> None:
         assert answer.status_code == 403, (method, path, answer.status_code)
     # the worker's script is public (static, no secret): a browser fetches it as a
     # service worker, which JupyterHub does not let a login cookie alone authenticate
-    worker = requests.get(
-        server.url("pmux/sw.js"),
-        headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
-        allow_redirects=False,
-        timeout=15,
-    )
-    assert worker.status_code == 200 and "notificationclick" in worker.text
+    worker = worker_script(server.url("pmux/sw.js"), timeout=15)
     assert not worker.headers.get("Set-Cookie"), "no login, no cookie"
 
     # a browser's login cookie: POST and DELETE need Jupyter's XSRF value too

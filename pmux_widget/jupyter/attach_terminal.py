@@ -11,7 +11,6 @@ on a pane of their own, ``runtime.background_actions``).
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,7 @@ from tornado import web
 
 from pmux_widget.system import processes
 
-from .handlers import MAX_ACTION_BYTES, _Base
-from .service import Unavailable
+from .handlers import _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
 
 __all__ = ["AttachHandler", "attach_command", "terminal_attached"]
@@ -55,16 +53,13 @@ class AttachHandler(_Base):
     @web.authenticated
     @authorized("execute")  # type: ignore[untyped-decorator]
     async def post(self) -> None:
-        if len(self.request.body or b"") > MAX_ACTION_BYTES:
-            self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
+        bad_body = 'body must be {"session_id": "..."}'
+        ok, body = self.json_body(bad_body)
+        if not ok:
             return
-        try:
-            body = json.loads(self.request.body or b"null")
-        except (ValueError, RecursionError):
-            body = None
         sid = body.get("session_id") if isinstance(body, dict) else None
         if not (isinstance(sid, str) and sid):
-            self.fail(400, 'body must be {"session_id": "..."}')
+            self.fail(400, bad_body)
             return
         from pmux_widget.runtime import background_actions
         from pmux_widget.runtime.action_outcome import ActionError
@@ -80,29 +75,18 @@ class AttachHandler(_Base):
             job = background_actions.job_of(session, hub.claude_dir)
             if job is None:
                 raise ActionError(f"{session.name} is not a Claude Code background session")
-            found = terminal_attached(terminals.names(), job)
-            if found is not None:
-                return {"terminal": found, "opened": False}
-            binary = background_actions.claude_for(hub.claude_dir, session.pid)
-            cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else str(Path.home())
-            command = attach_command(binary, job, hub.claude_dir)
-            return {"terminal": terminals.create(cwd, command), "opened": True}
+            try:
+                found = terminal_attached(terminals.names(), job)
+                if found is not None:
+                    return {"terminal": found, "opened": False}
+                binary = background_actions.claude_for(hub.claude_dir, session.pid)
+                home = str(Path.home())
+                cwd = session.cwd if session.cwd and Path(session.cwd).is_dir() else home
+                command = attach_command(binary, job, hub.claude_dir)
+                return {"terminal": terminals.create(cwd, command), "opened": True}
+            except TerminalsUnavailable as exc:  # a refusal: 409 with the reason
+                raise ActionError(exc.reason) from exc
 
-        try:
-            answer = await service.run(open_it)
-        except Unavailable as exc:
-            self.fail(503, exc.reason)
-            return
-        except ActionError as refused:
-            self.fail(404 if refused.unknown else 409, refused.reason)
-            return
-        except TerminalsUnavailable as exc:
-            self.fail(409, exc.reason)
-            return
-        except Exception as exc:  # the PTY failed: say so
-            self.log.exception("pmux-widget | attach in a terminal failed")
-            self.fail(409, f"the terminal could not be opened: {exc}")
-            return
-        self.set_status(201)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(answer))
+        await self.act_and_answer(
+            open_it, 201, "the terminal could not be opened", "attach in a terminal failed"
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
@@ -59,6 +60,43 @@ class _Base(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"error": reason}))
 
+    def json_body(self, not_json: str) -> tuple[bool, Any]:
+        """``(True, the body as JSON)`` (``null`` when empty); ``(False, None)`` once it has
+        answered 413 (over ``MAX_ACTION_BYTES``) or 400 ``not_json`` (not JSON)."""
+        if len(self.request.body or b"") > MAX_ACTION_BYTES:
+            self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
+            return False, None
+        try:
+            return True, json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError):
+            self.fail(400, not_json)
+            return False, None
+
+    async def act_and_answer(
+        self, work: Callable[[], dict[str, Any]], status: int, failed: str, log: str
+    ) -> None:
+        """Run ``work`` on the hub's threads and answer its JSON with ``status``: 503 when
+        the server runs no hub, 404 (no such session) or 409 when it is refused, 409
+        ``"{failed}: {error}"`` when it fails otherwise (logged as ``log``)."""
+        # imported here: loading the extension stays light (the hub's thread imports it too)
+        from pmux_widget.runtime.action_outcome import ActionError
+
+        try:
+            answer = await self.service.run(work)
+        except Unavailable as exc:
+            self.fail(503, exc.reason)
+            return
+        except ActionError as refused:
+            self.fail(404 if refused.unknown else 409, refused.reason)
+            return
+        except Exception as exc:  # tmux vanished mid-way, a PTY or OS error: say so, 409
+            self.log.exception("pmux-widget | %s", log)
+            self.fail(409, f"{failed}: {exc}")
+            return
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(answer))
+
 
 class SessionsHandler(_Base):
     """The contract JSON of ``status --json`` (``?ended=1``: the ended sessions too); each
@@ -102,7 +140,7 @@ class ActionsHandler(_Base):
             return
         # imported here: loading the extension stays light (the hub's thread imports it too)
         from pmux_widget.runtime.action_request import BadActionBody, answer_json, parse_action
-        from pmux_widget.runtime.actions import ActionError, act
+        from pmux_widget.runtime.actions import act
 
         try:
             asked = parse_action(self.request.body)
@@ -124,21 +162,7 @@ class ActionsHandler(_Base):
             )
             return answer_json(result)
 
-        try:
-            answer = await service.run(run)
-        except Unavailable as exc:
-            self.fail(503, exc.reason)
-            return
-        except ActionError as refused:
-            self.fail(404 if refused.unknown else 409, refused.reason)
-            return
-        except Exception as exc:  # tmux vanished mid-way, an OS error: say so, 409
-            self.log.exception("pmux-widget | action %s failed", asked.action)
-            self.fail(409, f"the action failed: {exc}")
-            return
-        self.set_status(202)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(answer))
+        await self.act_and_answer(run, 202, "the action failed", f"action {asked.action} failed")
 
 
 class HangHandler(_Base):

@@ -26,7 +26,7 @@ from pmux_widget.system.launch import (
     start_in_tmux,
 )
 
-from .handlers import AUTH_RESOURCE, MAX_ACTION_BYTES, _Base
+from .handlers import AUTH_RESOURCE, _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
 
 __all__ = ["ForgetScreenHandler", "NewSessionHandler", "TerminalsHandler"]
@@ -40,13 +40,8 @@ class NewSessionHandler(_Base):
     @web.authenticated
     @authorized("execute")  # type: ignore[untyped-decorator]
     async def post(self) -> None:
-        if len(self.request.body or b"") > MAX_ACTION_BYTES:
-            self.fail(413, f"body over {MAX_ACTION_BYTES} bytes")
-            return
-        try:
-            body = json.loads(self.request.body or b"null")
-        except (ValueError, RecursionError):
-            self.fail(400, "body is not valid JSON")
+        ok, body = self.json_body("body is not valid JSON")
+        if not ok:
             return
         if not isinstance(body, dict):
             self.fail(400, 'body must be {"cwd", "prompt"?, "permission_mode"?, "where"}')

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from pmux_widget.core.model import Session, State
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import jupyter_terminals
+from pmux_widget.system.json_post import HttpRefused, post_json
 from pmux_widget.system.jupyter_terminals import ancestors
 from pmux_widget.system.launch import (
     LaunchError,
@@ -78,14 +78,10 @@ def _ask_server(body: dict[str, Any]) -> dict[str, Any]:
         },
     )
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer = json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        try:
-            reason = json.loads(error.read() or b"{}").get("error")
-        except (ValueError, AttributeError):
-            reason = None
-        raise LaunchError(str(reason or f"the Jupyter server answered HTTP {error.code}")) from None
+        answer = post_json(request, timeout=30)
+    except HttpRefused as refused:
+        reason = refused.reason or f"the Jupyter server answered HTTP {refused.code}"
+        raise LaunchError(str(reason)) from None
     except (OSError, ValueError) as exc:
         raise LaunchError(f"the Jupyter server at {info['url']} did not answer ({exc})") from None
     if not isinstance(answer, dict):

@@ -4,12 +4,12 @@ asked of that server's hub (its HTTP action route), which runs every check again
 from __future__ import annotations
 
 import json
-import urllib.error
 import urllib.request
 
 from pmux_widget.core.model import ActionName, Session
 from pmux_widget.system import jupyter_terminals
 from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.json_post import HttpRefused, post_json
 
 from .action_outcome import ActionError, ActionResult
 
@@ -57,16 +57,11 @@ def forward(
         headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=FORWARD_TIMEOUT_S) as response:
-            answer = json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        try:
-            reason = json.loads(error.read() or b"{}").get("error")
-        except (ValueError, AttributeError):
-            reason = None
+        answer = post_json(request, timeout=FORWARD_TIMEOUT_S)
+    except HttpRefused as refused:
         raise ActionError(
-            str(reason or f"the Jupyter server's hub answered HTTP {error.code}"),
-            unknown=error.code == 404,
+            str(refused.reason or f"the Jupyter server's hub answered HTTP {refused.code}"),
+            unknown=refused.code == 404,
         ) from None
     except (OSError, ValueError) as exc:
         raise ActionError(

@@ -47,6 +47,7 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks
+from pmux_widget.demo.claude_env import NEWEST, CliUnavailable, ensure_cli
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import CHROMIUM, free_port, launch_chromium, wait_until
@@ -728,6 +729,17 @@ class LabPage:
 
 
 # ---------------------------------------------------------------------------- fixtures
+
+
+def newest_cli() -> Path:
+    """The newest pinned Claude Code CLI; without it the test skips (fails under ``CI`` or
+    ``PMUX_REQUIRE_CLAUDE=1``)."""
+    try:
+        return ensure_cli(NEWEST)
+    except CliUnavailable as exc:
+        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
+            pytest.fail(f"real Claude Code CLI required: {exc}", pytrace=False)
+        pytest.skip(f"real Claude Code CLI unavailable: {exc}")
 
 
 def _unavailable(reason: str) -> None:

@@ -14,7 +14,6 @@ The keys and screens of both pinned versions are covered without a browser by
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,11 +24,11 @@ import pytest
 from pmux_widget import hooks
 from pmux_widget.claude.screen import parse_screen
 from pmux_widget.demo.claude_cli import TmuxClaude
-from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
-from .conftest import LabPage, Workspace
+from .conftest import LabPage, Workspace, newest_cli
 
 pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
 
@@ -67,12 +66,7 @@ class HeldClicks:
 @pytest.fixture
 def cli(workspace: Workspace) -> Iterator[TmuxClaude]:
     """The newest pinned CLI in tmux, its hooks going to the workspace's hub home."""
-    try:
-        binary = ensure_cli(NEWEST)
-    except CliUnavailable as exc:
-        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
-            pytest.fail(f"real Claude Code CLI required: {exc}", pytrace=False)
-        pytest.skip(f"real Claude Code CLI unavailable: {exc}")
+    binary = newest_cli()
     with ScriptedModel() as model:
         env = ClaudeEnv(model.base_url, root=workspace.dir / "cli", version=NEWEST)
         env.extra_env["PMUX_WIDGET_HOME"] = str(workspace.pmux.root)

@@ -21,7 +21,6 @@ is a ``NotificationEvent`` dispatched in the worker around the real notification
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,15 +32,15 @@ import requests
 
 from pmux_widget.core.notify_rules import SAME_TRANSITION_MS
 from pmux_widget.demo.claude_cli import TmuxClaude
-from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.notify.config import notify_settings
 from pmux_widget.system.clock import now_ms
 
-from ..helpers import launch_chromium, wait_until
+from ..helpers import launch_chromium, wait_until, worker_script
 from ..jupyterhub_hub import HubUnavailable, HubUser, JupyterHub
 from ..notify_servers import PushService
-from .conftest import LabPage, _unavailable
+from .conftest import LabPage, _unavailable, newest_cli
 from .test_lab_extension import PANEL, wait_status
 from .test_push_worker import STUB
 
@@ -63,12 +62,7 @@ class Setup:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    try:
-        binary = ensure_cli(NEWEST)
-    except CliUnavailable as exc:
-        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
-            pytest.fail(f"real Claude Code CLI required: {exc}", pytrace=False)
-        pytest.skip(f"real Claude Code CLI unavailable: {exc}")
+    binary = newest_cli()
     root = tmp_path_factory.mktemp("jupyterhub")
     push = PushService().start()
     with ScriptedModel() as model:
@@ -111,13 +105,7 @@ def test_each_users_routes_answer_them_and_refuse_the_other(setup: Setup) -> Non
 
     # the service worker's script, fetched as a browser fetches one (no XSRF header, no
     # cookie needed): 200, not JupyterHub's redirect to its OAuth page
-    worker = requests.get(
-        alice.url("pmux/sw.js"),
-        headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
-        allow_redirects=False,
-        timeout=30,
-    )
-    assert worker.status_code == 200 and "notificationclick" in worker.text
+    worker_script(alice.url("pmux/sw.js"), timeout=30)
 
 
 def _hook_commands(user: HubUser) -> dict[str, str]:

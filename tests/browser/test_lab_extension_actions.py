@@ -8,7 +8,6 @@ through the installed script. The CLI's files and screen say what happened.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,11 @@ import pytest
 
 from pmux_widget import hooks
 from pmux_widget.demo.claude_cli import TmuxClaude
-from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
-from .conftest import LabPage, LabServer, LabUnavailable, Workspace
+from .conftest import LabPage, LabServer, LabUnavailable, Workspace, newest_cli
 from .test_lab_extension import PANEL, no_kernel, open_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
@@ -29,12 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
 
 @pytest.fixture
 def setup(browser_context: Any) -> Iterator[tuple[LabPage, TmuxClaude]]:
-    try:
-        binary = ensure_cli(NEWEST)
-    except CliUnavailable as exc:
-        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
-            pytest.fail(f"real Claude Code CLI required: {exc}", pytrace=False)
-        pytest.skip(f"real Claude Code CLI unavailable: {exc}")
+    binary = newest_cli()
     server = LabServer(extension=True)
     ws = Workspace(server, "cli")
     with ScriptedModel() as model:

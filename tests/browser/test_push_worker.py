@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import requests
 
-from ..helpers import launch_chromium, wait_until
+from ..helpers import launch_chromium, wait_until, worker_script
 from ..jupyter_ext import TOKEN, LabServer
 from .conftest import LabUnavailable, _unavailable, check_available
 
@@ -103,13 +103,7 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             assert scope == f"{origin}{BASE}pmux/"
             # a plain `jupyter lab --ServerApp.base_url=/user/alice/`: the script is there
             # without a login too, as a browser's worker fetch under JupyterHub needs it
-            script = requests.get(
-                served.url("pmux/sw.js"),
-                headers={"Sec-Fetch-Mode": "same-origin", "Sec-Fetch-Dest": "serviceworker"},
-                allow_redirects=False,
-                timeout=15,
-            )
-            assert script.status_code == 200 and "notificationclick" in script.text
+            worker_script(served.url("pmux/sw.js"), timeout=15)
 
             # The sync API hands events (the CDP registration updates, the context's
             # "serviceworker") to Python only while one of its calls runs. Chromium's watcher

@@ -28,13 +28,12 @@ import pytest
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.core.signals import HookSignal, PostToolUse, PreToolUse
+from pmux_widget.demo.forty_tools import HOOKS, PROMPT, TOOLS
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.assemble import make_hub
 
 from ..helpers import wait_until
 from .test_kill9 import hooked_env
-
-TOOLS = 40
 
 
 def _settings(env_settings: Path) -> dict[str, Any]:
@@ -80,7 +79,7 @@ def test_tool_hooks_overtaken_by_their_posttooluse_bring_no_tool_back(
 
     hub.accept_hook = recording  # type: ignore[method-assign]
     try:
-        proc = env.run_print(claude_cli, "please make forty fast tool calls", timeout=600)
+        proc = env.run_print(claude_cli, PROMPT, timeout=600)
         assert proc.returncode == 0 and "Ran all 40 steps" in proc.stdout, proc.stderr
         wait_until(
             lambda: (
@@ -93,14 +92,7 @@ def test_tool_hooks_overtaken_by_their_posttooluse_bring_no_tool_back(
             ),
         )
         counts = collections.Counter(a[0].event_name for a in arrivals)
-        assert counts == {
-            "SessionStart": 1,
-            "UserPromptSubmit": 1,
-            "PreToolUse": TOOLS,
-            "PostToolUse": TOOLS,
-            "Stop": 1,
-            "SessionEnd": 1,
-        }
+        assert counts == HOOKS
         pre_ids = [a[0].tool_use_id for a in arrivals if isinstance(a[0], PreToolUse)]
         post_ids = [a[0].tool_use_id for a in arrivals if type(a[0]) is PostToolUse]
         assert len(set(pre_ids)) == TOOLS and set(pre_ids) == set(post_ids)
