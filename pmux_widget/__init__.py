@@ -41,6 +41,57 @@ if TYPE_CHECKING:
     )
     from pmux_widget.notebook.widget import StatusWidget
 
+# Imported when first used (PEP 562): the Jupyter server imports this package to load its
+# extension (pmux_widget.jupyter), and the API's imports (the runtime, libtmux) cost it
+# 0.2-0.8 s, printed as "took 0.2s to import" by `jupyter server extension list`. The anywidget
+# class loads ipywidgets: a plain script (or `pmux-widget status`) never pays for it.
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "ActionError",
+            "Answer",
+            "Ask",
+            "Wait",
+            "counts",
+            "history",
+            "hub",
+            "new_session",
+            "notify_settings",
+            "on",
+            "session",
+            "sessions",
+            "show",
+            "sidebar",
+            "start",
+            "stats",
+            "status_widget",
+            "stop",
+            "timeline",
+            "to_dataframe",
+            "wait_for",
+        ],
+        "pmux_widget.notebook.api",
+    ),
+    **dict.fromkeys(("Session", "State", "Transition"), "pmux_widget.core.model"),
+    "StatusWidget": "pmux_widget.notebook.widget",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pmux_widget' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
     "ActionError",
     "Answer",
@@ -69,33 +120,3 @@ __all__ = [
     "to_dataframe",
     "wait_for",
 ]
-
-# Imported when first used (PEP 562): the Jupyter server imports this package to load its
-# extension (pmux_widget.jupyter), and the API's imports (the runtime, libtmux) cost it
-# 0.2-0.8 s, printed as "took 0.2s to import" by `jupyter server extension list`. The anywidget
-# class loads ipywidgets: a plain script (or `pmux-widget status`) never pays for it.
-_ELSEWHERE = {
-    **dict.fromkeys(("Session", "State", "Transition"), "pmux_widget.core.model"),
-    "StatusWidget": "pmux_widget.notebook.widget",
-}
-#: Every other public name is the notebook API's (which lists its own from this).
-_LAZY = {
-    name: _ELSEWHERE.get(name, "pmux_widget.notebook.api")
-    for name in __all__
-    if name != "__version__"
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pmux_widget' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)

@@ -13,16 +13,12 @@ import threading
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, cast
 
-import pmux_widget
 from pmux_widget.core import contract, model
 from pmux_widget.core.model import ActionName, Session, State, TmuxWindow, Transition
 from pmux_widget.notebook import frames
-from pmux_widget.notebook.waiting import Answer as Answer
-from pmux_widget.notebook.waiting import Ask as Ask
-from pmux_widget.notebook.waiting import Wait as Wait
+from pmux_widget.notebook.waiting import Answer, Ask, Wait
 from pmux_widget.notify.config import notify_settings as notify_settings
-from pmux_widget.runtime.actions import ActionError as ActionError
-from pmux_widget.runtime.actions import act
+from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.ordering import sort_key
@@ -30,8 +26,28 @@ from pmux_widget.runtime.ordering import sort_key
 if TYPE_CHECKING:  # pandas is optional
     import pandas
 
-#: The package's public names that are this module's (``pmux_widget._LAZY``: one list).
-__all__ = [name for name, module in pmux_widget._LAZY.items() if module == __name__]
+__all__ = [
+    "ActionError",
+    "Answer",
+    "Ask",
+    "Wait",
+    "counts",
+    "history",
+    "hub",
+    "new_session",
+    "on",
+    "session",
+    "sessions",
+    "show",
+    "sidebar",
+    "start",
+    "stats",
+    "status_widget",
+    "stop",
+    "timeline",
+    "to_dataframe",
+    "wait_for",
+]
 
 _hub: Hub | None = None
 _publisher: Any = None  # the fleet publisher of start(fleet=URL), if any
