@@ -83,6 +83,8 @@ class Hub:
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
         self._callback_queue = queue.SimpleQueue()
         self._pid_cache: dict[str, int] = {}
+        #: session ids whose hooks are no session's (a spare's placeholder, the agent view's own)
+        self._not_sessions: set[str] = set()
         # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
@@ -249,8 +251,10 @@ class Hub:
         """Enrich a hook (the session's Claude pid, its project) and apply it. Hub thread."""
         # The walk up from the hook's parent runs once per session; the liveness loop
         # re-checks known pids every 2 s, so the cache needs no check here.
-        pid = self._pid_cache.get(signal.session_id)
         known = self.fleet.get(signal.session_id)
+        if known is None and signal.session_id in self._not_sessions:
+            return  # a spare's or the agent view's own session: its later hooks too
+        pid = self._pid_cache.get(signal.session_id)
         if isinstance(signal, SessionStart) or (known is not None and known.ended):
             pid = None  # a new process may run this session now (startup, --resume)
         if pid is None and ppid:
@@ -264,7 +268,16 @@ class Hub:
             if pid is not None:
                 self._pid_cache[signal.session_id] = pid
                 # a pre-warmed background worker's own placeholder session: never a row
-                if known is None and spare_session(self.claude_dir, pid, signal.session_id):
+                # (and the agent view's, or an attach client's, own session: its hooks
+                # carry the view's id, not a session's); its SessionEnd at the daemon's or
+                # the view's exit must not make an ended row either
+                if known is None and (
+                    spare_session(self.claude_dir, pid, signal.session_id)
+                    or processes.claude_role(pid) in ("view", "attach")
+                ):
+                    if len(self._not_sessions) > 1024:
+                        self._not_sessions.clear()
+                    self._not_sessions.add(signal.session_id)
                     return
         entry = self._entrypoint(signal, ppid, pid) if signal.live else None
         self.apply(named_hook(signal, pid, entry))
