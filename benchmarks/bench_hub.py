@@ -245,6 +245,8 @@ def p3(quick: bool, attach: Any = None) -> list[Row]:
 
             hub.call(lambda: hub.add_listener(listener))
             for source in hub.sources:  # time the poller's runs (instance attribute only)
+                if not hasattr(source, "poll_once"):  # the file watchers, the warm attaches
+                    continue
                 original = source.poll_once
 
                 async def timed(original: Any = original) -> None:
