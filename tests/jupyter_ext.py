@@ -200,7 +200,7 @@ class Hooks:
     def __init__(self, server: LabServer) -> None:
         self.server = server
         settings = server.claude / "settings.json"
-        hooks.install(settings, server.pmux)
+        hooks.install(settings, server.pmux, tool_hooks=True)  # tests fire every event
         groups = json.loads(settings.read_text())["hooks"]
         self.commands = {event: g[0]["hooks"][0]["command"] for event, g in groups.items()}
 

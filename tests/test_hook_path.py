@@ -44,7 +44,7 @@ class Installed:
 
     def __init__(self, homes) -> None:
         self.homes = homes
-        hooks.install(homes.settings, homes.pmux)
+        hooks.install(homes.settings, homes.pmux, tool_hooks=True)  # every row, the opt-in too
         settings = json.loads(homes.settings.read_text())
         self.commands = {
             event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()

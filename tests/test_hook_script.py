@@ -214,7 +214,7 @@ def setup(tmp_path: Path) -> Setup:
     """A home (with a space and a quote in its path), hooks installed into a temp settings.json."""
     home = PmuxHome(tmp_path / "pmux home's")
     settings_file = tmp_path / "claude" / "settings.json"
-    hooks.install(settings_file, home, create_config_dir=True)
+    hooks.install(settings_file, home, create_config_dir=True, tool_hooks=True)  # every event
     doc = json.loads(settings_file.read_text())
     commands = {
         hook["command"]

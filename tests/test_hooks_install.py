@@ -90,11 +90,15 @@ def ours(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
     ]
 
 
-def assert_installed(doc: dict[str, Any], home: PmuxHome) -> None:
-    for event in HOOK_EVENTS:
+REGISTERED = hooks.registered_events()
+
+
+def assert_installed(doc: dict[str, Any], home: PmuxHome, *, tool_hooks: bool = False) -> None:
+    events = hooks.registered_events(tool_hooks)
+    for event in events:
         assert ours(doc, event) == [hooks.hook_entry(home, event)], event
     for event in doc["hooks"]:
-        if event not in HOOK_EVENTS:
+        if event not in events:
             assert ours(doc, event) == [], event
 
 
@@ -135,7 +139,7 @@ def test_fixture_roundtrip(fixture: Path, settings_file: Path, home: PmuxHome) -
     assert result.backup.read_bytes() == original
 
     removed = hooks.uninstall(settings_file, home)
-    assert removed.changed and removed.removed >= len(HOOK_EVENTS)
+    assert removed.changed and removed.removed >= len(REGISTERED)
     assert removed.backup is not None and removed.backup.read_bytes() == installed_bytes
     if fixture.name == "old-pmux-entries.json":
         return  # the old entries are gone too: checked in test_old_entries_replaced_in_place
@@ -211,21 +215,18 @@ def test_old_entries_replaced_in_place(settings_file: Path, home: PmuxHome) -> N
     settings_file.write_bytes((FIXTURES / "valid" / "old-pmux-entries.json").read_bytes())
     result = hooks.install(settings_file, home)
     assert set(result.updated) == {"Stop", "PreToolUse", "Setup"}
-    assert set(result.added) == set(HOOK_EVENTS) - {"Stop", "PreToolUse"}
+    assert set(result.added) == set(REGISTERED) - {"Stop"}
     doc = load(settings_file)
     assert_installed(doc, home)
-    entry = hooks.hook_entry(home, "PreToolUse")
+    entry = hooks.hook_entry(home, "Stop")
     stop = doc["hooks"]["Stop"]
     assert [g["hooks"][0]["command"] for g in stop] == [
         "say done",
         entry["command"],
         "afplay done.aiff",
     ]
-    pre = doc["hooks"]["PreToolUse"]
-    assert pre == [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-bash"}]},
-        {"matcher": "*", "hooks": [entry]},
-    ]
+    pre = doc["hooks"]["PreToolUse"]  # the per-tool one of ours goes, the user's stays
+    assert pre == [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-bash"}]}]
     assert "Setup" not in doc["hooks"]
     assert list(doc) == ["hooks", "model"]
 
@@ -249,9 +250,9 @@ def test_entry_for_moved_home_is_updated(tmp_path: Path, settings_file: Path) ->
     old, new = PmuxHome(tmp_path / "old home"), PmuxHome(tmp_path / "new home")
     hooks.install(settings_file, old)
     result = hooks.install(settings_file, new)
-    assert result.changed and set(result.updated) == set(HOOK_EVENTS) and not result.added
+    assert result.changed and set(result.updated) == set(REGISTERED) and not result.added
     assert_installed(load(settings_file), new)
-    assert hooks.uninstall(settings_file, new).removed == len(HOOK_EVENTS)
+    assert hooks.uninstall(settings_file, new).removed == len(REGISTERED)
     assert load(settings_file) == {}
 
 
@@ -512,8 +513,8 @@ def test_install_settings_file(home: PmuxHome) -> None:
     path = hooks.install_settings_file(home)
     assert path == home.hooks_json
     doc = json.loads(path.read_text())
-    assert list(doc) == ["hooks"] and list(doc["hooks"]) == list(HOOK_EVENTS)
-    for event in HOOK_EVENTS:
+    assert list(doc) == ["hooks"] and list(doc["hooks"]) == list(REGISTERED)
+    for event in REGISTERED:
         assert doc["hooks"][event] == [{"hooks": [hooks.hook_entry(home, event)]}]
     assert home.hook_script.is_file() and home.token_file.is_file()
     assert hooks.hooks_status(path, home).ok
@@ -525,12 +526,13 @@ def test_install_settings_file(home: PmuxHome) -> None:
 def test_hooks_status(settings_file: Path, home: PmuxHome) -> None:
     status = hooks.hooks_status(settings_file, home)
     assert not status.installed and not status.ok
-    assert status.events_missing == HOOK_EVENTS and "pmux-widget install" in status.message
+    assert status.events_missing == REGISTERED and "pmux-widget install" in status.message
 
     hooks.install(settings_file, home)
     status = hooks.hooks_status(settings_file, home)
     assert status.ok and status.installed and status.script_current
-    assert status.events_installed == HOOK_EVENTS and "all 14 events" in status.message
+    assert status.events_installed == REGISTERED and "all 11 events" in status.message
+    assert status.tool_hooks == () and "none per tool call" in status.message
 
     home.hook_script.chmod(0o600)
     status = hooks.hooks_status(settings_file, home)
@@ -720,14 +722,70 @@ def test_generated_documents_roundtrip(
         assert sorted(os.listdir(tmp)) == ["home", "settings.json", "settings.json.bak-pmux-widget"]
 
 
+# ---------------------------------------------------------------- the per-tool hooks (issue 28)
+
+
+def test_the_per_tool_events_are_not_registered_unless_asked(
+    settings_file: Path, home: PmuxHome
+) -> None:
+    """Claude Code pays for every hook it runs, async or not (P18): by default no entry of
+    ours fires per tool call; ``--tool-hooks`` adds them, async; a plain install takes them
+    out again, and uninstall gives the user's file back either way."""
+    assert set(REGISTERED) == set(HOOK_EVENTS) - set(hooks.TOOL_EVENTS)
+    assert hooks.TOOL_EVENTS == ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+    user = {"model": "opus", "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "fmt"}]}]}}
+    settings_file.write_text(json.dumps(user, indent=2) + "\n")
+    hooks.install(settings_file, home)
+    doc = load(settings_file)
+    assert all(ours(doc, event) == [] for event in hooks.TOOL_EVENTS)
+    assert doc["hooks"]["PostToolUse"] == user["hooks"]["PostToolUse"]
+
+    result = hooks.install(settings_file, home, tool_hooks=True)
+    assert set(result.added) == set(hooks.TOOL_EVENTS)
+    doc = load(settings_file)
+    assert_installed(doc, home, tool_hooks=True)
+    assert all(ours(doc, e)[0]["async"] is True for e in hooks.TOOL_EVENTS)
+    assert all("async" not in ours(doc, e)[0] for e in REGISTERED)
+    status = hooks.hooks_status(settings_file, home)
+    assert status.ok and status.tool_hooks == hooks.TOOL_EVENTS
+    assert "16 ms per tool call" in status.message and "--tool-hooks" in status.message
+    assert not hooks.install(settings_file, home, tool_hooks=True).changed
+
+    result = hooks.install(settings_file, home)
+    assert set(result.updated) == set(hooks.TOOL_EVENTS) and not result.added
+    assert "per-tool hooks removed" in result.message
+    assert_installed(load(settings_file), home)
+    assert hooks.hooks_status(settings_file, home).tool_hooks == ()
+    hooks.uninstall(settings_file, home)
+    assert load(settings_file) == user
+
+    path = hooks.install_settings_file(home, tool_hooks=True)
+    assert list(json.loads(path.read_text())["hooks"]) == list(HOOK_EVENTS)
+    path = hooks.install_settings_file(home)
+    assert list(json.loads(path.read_text())["hooks"]) == list(REGISTERED)
+
+
+def test_the_cli_flag(tmp_path: Path) -> None:
+    from pmux_widget.cli import main
+
+    claude, pmux = tmp_path / "claude", tmp_path / "pmux"
+    claude.mkdir()
+    args = ["--claude-home", str(claude), "--home", str(pmux)]
+    assert main([*args, "install", "--tool-hooks"]) == 0
+    assert set(hooks.TOOL_EVENTS) <= set(load(claude / "settings.json")["hooks"])
+    assert main([*args, "install"]) == 0
+    assert not set(hooks.TOOL_EVENTS) & set(load(claude / "settings.json")["hooks"])
+
+
 # ----------------------------------------------------- synchronous entries (before issue 28)
 
 
-def test_synchronous_entries_of_an_older_version_upgraded_in_place(
+def test_synchronous_entries_of_an_older_version_are_removed(
     settings_file: Path, home: PmuxHome
 ) -> None:
-    """What install wrote before the tool hooks went async: doctor says so, install upgrades
-    exactly those entries where they stand, uninstall still gives the user's file back."""
+    """What install wrote before issue 28: a synchronous entry on every event. Doctor says
+    the agent waits on the per-tool ones; install removes exactly those (the user's own
+    stay where they stand) and keeps the rest; uninstall gives the user's file back."""
     sync = {"type": "command", "command": hooks.hook_command(home), "timeout": 5}
     mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard-bash"}]}
     old = {
@@ -741,18 +799,18 @@ def test_synchronous_entries_of_an_older_version_upgraded_in_place(
     hooks.install_settings_file(home)  # the script and the token, as the old install left them
     status = hooks.hooks_status(settings_file, home)
     assert status.installed and not status.ok
-    assert set(status.events_outdated) == set(hooks.ASYNC_EVENTS)
-    assert "run `pmux-widget install` to upgrade" in status.message
-    assert all(event in status.message for event in hooks.ASYNC_EVENTS)
+    assert set(status.events_outdated) == set(hooks.TOOL_EVENTS)
+    assert "run `pmux-widget install` to remove them" in status.message
+    assert all(event in status.message for event in hooks.TOOL_EVENTS)
     check = {c.name: c for c in hooks.doctor(settings_file.parent, home)}["hooks"]
     assert not check.ok and "synchronous" in check.message
 
     result = hooks.install(settings_file, home)
-    assert set(result.updated) == set(hooks.ASYNC_EVENTS) and not result.added
+    assert set(result.updated) == set(hooks.TOOL_EVENTS) and not result.added
     doc = load(settings_file)
     assert_installed(doc, home)
-    assert doc["hooks"]["PreToolUse"][0] == mine  # in place: the user's group stays first
-    assert doc["hooks"]["PreToolUse"][1]["hooks"][0]["async"] is True
+    assert doc["hooks"]["PreToolUse"] == [mine]  # the user's group stays
+    assert "PostToolUse" not in doc["hooks"]
     assert doc["hooks"]["Stop"] == [{"hooks": [sync]}]  # synchronous ones untouched
     assert hooks.hooks_status(settings_file, home).ok
     assert not hooks.install(settings_file, home).changed

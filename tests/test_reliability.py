@@ -195,7 +195,7 @@ def test_item14_burst_with_kill_9_and_restarts_while_hooks_keep_firing(homes, se
     senders = 20
     per_sender = total // senders
     rng = random.Random(seed)
-    hooks.install(homes.settings, homes.pmux)
+    hooks.install(homes.settings, homes.pmux, tool_hooks=True)  # the burst fires every event
     settings = json.loads(homes.settings.read_text())
     commands = {event: groups[0]["hooks"][0]["command"]
                 for event, groups in settings["hooks"].items()}  # fmt: skip

@@ -1252,13 +1252,18 @@ def test_zero_install_dismissed_dialog_stays_idle(ending, answer_at):
     assert run.state is State.IDLE and run.session.source == "pid:idle"
 
 
-def test_hooked_dismissed_dialog_ignores_a_clean_transcript():
+def test_hooked_dismissed_dialog_stays_idle_with_its_marker():
+    """Esc or "No" writes the marker after the PID file's idle (85-185 ms): the transcript then
+    ends with it, never with a clean answer, so the dismissal stands. (Before issue 28 a
+    hooked session also ignored a clean answer here: "hooks decide". Without per-tool hooks
+    that answer is how an approval whose busy went unseen shows when the Stop is lost.)"""
     run = busy_run()
     run.hook("PermissionRequest", at=run.now, tool_name="Bash", tool_input={"command": "ls"})
     run.pid("waiting", at=run.now + 5)
     run.pid("idle", at=run.now + 900)
-    run(s.TranscriptUpdate(at=run.now + 950, session_id=SID, ending="clean"))
-    assert run.state is State.IDLE  # hooks decide: a finished turn sends Stop
+    run(s.TranscriptInterrupt(at=run.now + 1050, session_id=SID))
+    run(s.TranscriptUpdate(at=run.now + 1050, session_id=SID, ending="interrupt"))
+    assert run.state is State.IDLE
 
 
 def test_pid_leaving_waiting_for_idle_clears_the_tool():
@@ -1294,3 +1299,76 @@ def test_transcript_from_before_the_stop_hook_keeps_its_answer():
     run(s.TranscriptUpdate(at=t + 60, session_id=SID, last_assistant="Hi! (full)",
                            last_prompt="say hi", ending="clean"))  # fmt: skip
     assert run.session.last_assistant == "Hi! (full)"
+
+
+# ------------------------------------------ no per-tool hooks (issue 28: the default install)
+
+
+def test_an_approved_dialog_whose_busy_went_unseen_ends_in_review_by_its_late_stop():
+    """Without PostToolUse nothing but the PID file says a dialog was answered. Approving a
+    fast tool can leave the CLI ``busy`` too briefly for the watcher: it reads waiting →
+    idle, a dismissal. The turn's Stop, sent before that idle but arriving after it, says
+    the turn ran to its end."""
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash", tool_input={"command": "ls"})
+    run.pid("waiting", at=t + 5)
+    assert run.state is State.NEEDS_INPUT
+    run.pid("idle", at=t + 400)
+    assert run.state is State.IDLE  # read as a dismissal, for now
+    run.hook("Stop", at=t + 380, last_assistant_message="listed")
+    assert run.state is State.REVIEW and run.session.source == "hook:Stop"
+    assert run.session.state_since == t + 400 and run.session.last_assistant == "listed"
+    assert [n.state for n in run.notifications()][-1] is State.REVIEW
+
+
+def test_a_stop_from_before_the_dialog_does_not_undo_its_dismissal():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 5)
+    run.pid("idle", at=t + 400)  # Esc: no hook at all
+    run.hook("Stop", at=t - 10)  # an older turn's, arriving late
+    assert run.state is State.IDLE
+
+
+def test_a_subagents_stop_never_ends_the_turn_the_pid_file_closed():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 5)
+    run.pid("idle", at=t + 400)
+    run.hook("Stop", at=t + 300, agent_id="a1", agent_type="general-purpose")
+    assert run.state is State.IDLE
+
+
+def test_a_hooked_dialog_approved_unseen_is_review_by_the_transcript_answer():
+    """The Stop may be lost (2.1.197 exiting with async hooks running): the finished answer
+    written after the dialog says it was approved, as for a session without hooks."""
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 5)
+    run.pid("idle", at=t + 400)
+    assert run.state is State.IDLE
+    run(s.TranscriptUpdate(at=t + 350, session_id=SID, ending="clean", last_assistant="ok"))
+    assert run.state is State.REVIEW
+
+
+def test_hooked_dialog_left_waiting_for_idle_with_its_answer_written_is_review():
+    run = busy_run()
+    t = run.now
+    run.hook("PermissionRequest", at=t, tool_name="Bash")
+    run.pid("waiting", at=t + 5)
+    run(s.TranscriptUpdate(at=t + 300, session_id=SID, ending="clean"))
+    run.pid("idle", at=t + 400)
+    assert run.state is State.REVIEW
+
+
+def test_the_current_tool_comes_from_the_transcript_without_tool_hooks():
+    run = busy_run()
+    t = run.now
+    run(s.TranscriptUpdate(at=t + 10, session_id=SID, current_tool="Bash", tool_summary="make"))
+    assert run.session.current_tool == "Bash" and run.session.tool_summary == "make"
+    run(s.TranscriptUpdate(at=t + 20, session_id=SID, current_tool=None, ending="open"))
+    assert run.session.current_tool is None and run.state is State.BUSY

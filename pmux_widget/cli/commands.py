@@ -40,11 +40,16 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     home, claude_dir = _paths(args)
     if args.settings_file:
-        path = hooks.install_settings_file(home)
+        path = hooks.install_settings_file(home, tool_hooks=args.tool_hooks)
         print(f"Wrote {path}\nStart Claude Code with: claude --settings {path}")
         return EXIT_OK
     try:
-        result = hooks.install(claude_dir / "settings.json", home, create_config_dir=args.create)
+        result = hooks.install(
+            claude_dir / "settings.json",
+            home,
+            create_config_dir=args.create,
+            tool_hooks=args.tool_hooks,
+        )
     except hooks.SettingsError as exc:
         print(f"pmux-widget: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -378,6 +383,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--settings-file",
         action="store_true",
         help="write hooks/hooks.json for `claude --settings <file>` instead",
+    )
+    p.add_argument(
+        "--tool-hooks",
+        action="store_true",
+        help="also register PreToolUse, PostToolUse and PostToolUseFailure (async): not "
+        "needed by the monitor (the transcript names the current tool), and they cost the "
+        "agent about 16 ms per tool call; without this flag, install removes them",
     )
     p.add_argument(
         "--create",

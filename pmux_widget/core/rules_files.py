@@ -118,8 +118,10 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
             target = pid_target(s.state, t, rec.status)
         elif rec.status == "waiting":
             target = State.NEEDS_INPUT, "pid:waiting"  # any dialog, hooked or not
-        elif s.state is State.NEEDS_INPUT:  # left waiting: answered (busy) or dismissed
-            target = (State.BUSY, "pid:busy") if rec.status == "busy" else (State.IDLE, "pid:idle")
+        elif s.state is State.NEEDS_INPUT and rec.status == "busy":
+            target = State.BUSY, "pid:busy"  # left waiting: answered
+        elif s.state is State.NEEDS_INPUT:  # dismissed, or approved with its busy unseen
+            target = pid_target(s.state, t, "idle")
         elif rec.status == "idle" and s.state is State.BUSY and not s.background_tasks:
             target = _hooked_turn_over(t)
         elif rec.status == "busy" and s.state is State.IDLE and s.background is not None:
@@ -203,12 +205,12 @@ def on_transcript(step: StepEdits, signal: sig.TranscriptUpdate) -> None:
         # busy: the PID file reports the end itself (and a queued prompt may go on at once)
         and s.state in (State.IDLE, State.UNKNOWN)
     )
-    # Without hooks, a dialog whose PID status went straight to idle reads as dismissed; when
-    # its busy moment was too short for the watcher (seen: 165 ms) and the answer came after
-    # the idle, the answer says it was approved and the turn ran to its end.
+    # A dialog whose PID status went straight to idle reads as dismissed; when its busy
+    # moment was too short for the watcher (seen: 165 ms) and the answer came after the idle,
+    # the answer says it was approved and the turn ran to its end (hooked or not: no
+    # per-tool hook says so since issue 28; a Stop may be lost, 2.1.197 at exit).
     approved_unseen = (
-        not t.hooked
-        and s.state is State.IDLE
+        s.state is State.IDLE
         and t.cause == "pid:idle"
         and s.state_since >= t.asked_at
         and answered_since_asked(t)

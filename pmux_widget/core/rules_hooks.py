@@ -6,6 +6,8 @@ hook older than the state's decision may only move order-free counters (sub-agen
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import signals as sig
 from . import tool_pairs
 from .model import Session, State, Tracking, clip, source_text
@@ -52,6 +54,9 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     t = session.tracking
     # older than what decided the state, or a PreToolUse whose tool call is already over
     stale = at < t.decided_at or tool_pairs.overtaken(t, signal)
+    if stale and _ends_the_turn_the_pid_file_closed(session, signal):
+        signal = dataclasses.replace(signal, at=t.decided_at)  # the turn's end, known now
+        at, stale = signal.at, False
     t = t.replace(last_hook_at=max(t.last_hook_at, at), active_at=max(t.active_at, at))
     t = tool_pairs.remember(t, signal)
     s = session
@@ -77,6 +82,23 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
     step.put(s)
     step.notify(s, signal.live)
+
+
+def _ends_the_turn_the_pid_file_closed(s: Session | None, signal: sig.HookSignal) -> bool:
+    """A Stop that happened during the turn the PID file's ``idle`` just closed, arriving
+    after it. The PID file read that idle as a dismissed dialog, or a turn with no answer;
+    but no Stop follows an Esc or a "No", so this turn ran to its end. Without per-tool
+    hooks (issue 28) nothing else says a dialog was approved when the CLI's short ``busy``
+    went unseen."""
+    if s is None or not isinstance(signal, sig.Stop) or signal.from_subagent:
+        return False  # StopFailure is a Stop too
+    t = s.tracking
+    return (
+        s.state is State.IDLE
+        and t.cause == "pid:idle"
+        and 0 < t.turn_started_at <= signal.at
+        and t.asked_at <= signal.at
+    )
 
 
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:

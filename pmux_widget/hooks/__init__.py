@@ -18,12 +18,13 @@ from .install import (
     uninstall,
 )
 from .script import (
-    ASYNC_EVENTS,
     HOOK_TIMEOUT,
     MARKER,
+    TOOL_EVENTS,
     hook_command,
     hook_entry,
     is_our_command,
+    registered_events,
     render_script,
     sh_quote,
     write_script,
@@ -39,11 +40,11 @@ from .spool import (
 )
 
 __all__ = [
-    "ASYNC_EVENTS",
     "BACKUP_SUFFIX",
     "HOOK_TIMEOUT",
     "MARKER",
     "SPOOL_CAP",
+    "TOOL_EVENTS",
     "DoctorCheck",
     "HooksStatus",
     "HubInfo",
@@ -63,6 +64,7 @@ __all__ = [
     "is_our_command",
     "live_hubs",
     "read_spool",
+    "registered_events",
     "remove_hub_file",
     "remove_spool_entries",
     "render_script",

@@ -19,7 +19,14 @@ from pmux_widget.core.signals import HOOK_EVENTS
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
-from .script import hook_entry, is_our_command, render_script, write_script
+from .script import (
+    TOOL_EVENTS,
+    hook_entry,
+    is_our_command,
+    registered_events,
+    render_script,
+    write_script,
+)
 from .settings_json import Layout, SettingsError, dump, read_settings, write_settings
 
 __all__ = [
@@ -102,17 +109,20 @@ def _same_entry(hook: object, wanted: dict[str, Any]) -> bool:
     return isinstance(hook, dict) and dump(hook, Layout()) == dump(wanted, Layout())
 
 
-def _merge_ours(doc: dict[str, Any], home: PmuxHome) -> tuple[list[str], list[str], bool]:
-    """Put our entry on every event of HOOK_EVENTS, in place; returns (added, updated, found).
+def _merge_ours(
+    doc: dict[str, Any], home: PmuxHome, events: tuple[str, ...]
+) -> tuple[list[str], list[str], bool]:
+    """Put our entry on every one of ``events``, in place; returns (added, updated, found).
 
     The first entry of ours sitting in a match-all group is kept (and rewritten if outdated);
-    every other entry of ours is removed, with the groups that only held it.
+    every other entry of ours is removed, with the groups that only held it. Ours on any
+    other event goes (an older version's, or the per-tool ones when not asked for).
     """
     hooks = doc.setdefault("hooks", {})
     added: list[str] = []
     updated: list[str] = []
     found_any = False
-    for event in HOOK_EVENTS:
+    for event in events:
         wanted = hook_entry(home, event)
         groups = hooks.setdefault(event, [])
         spots = [
@@ -140,15 +150,21 @@ def _merge_ours(doc: dict[str, Any], home: PmuxHome) -> tuple[list[str], list[st
             added.append(event)
         elif changed:
             updated.append(event)
-    # Entries of ours on events we no longer register (an older version's) go.
-    removed, events = _remove_ours(doc, home, None, skip=HOOK_EVENTS)
-    return added, updated + events, found_any or bool(removed)
+    removed, dropped = _remove_ours(doc, home, None, skip=events)
+    return added, updated + dropped, found_any or bool(removed)
 
 
 def install(
-    claude_settings_file: Path, home: PmuxHome, *, create_config_dir: bool = False
+    claude_settings_file: Path,
+    home: PmuxHome,
+    *,
+    create_config_dir: bool = False,
+    tool_hooks: bool = False,
 ) -> InstallResult:
     """Install our hooks into a Claude ``settings.json`` (rules: ``docs/hooks.md``).
+
+    ``tool_hooks`` also registers the per-tool events (:data:`TOOL_EVENTS`), which cost the
+    agent time on every tool call; without it, ours on them are removed (an upgrade).
 
     Also writes the hook script and creates the token. Raises :class:`SettingsError` for a
     malformed file (left byte-for-byte untouched), when the file cannot be written, or when
@@ -170,8 +186,9 @@ def install(
     before = dump(doc, layout)
     hooks_existed = "hooks" in doc
     hooks_before = doc.get("hooks") or {}
+    events = registered_events(tool_hooks)
     events_existed = [event for event in HOOK_EVENTS if event in hooks_before]
-    added, updated, found_any = _merge_ours(doc, home)
+    added, updated, found_any = _merge_ours(doc, home, events)
     after = dump(doc, layout)
     changed = original is None or after != before
     backup = None
@@ -191,13 +208,15 @@ def install(
     if not changed:
         message = f"{path}: hooks already installed, nothing to change"
     elif original is None:
-        message = f"{path}: created with hooks for {len(HOOK_EVENTS)} events"
+        message = f"{path}: created with hooks for {len(events)} events"
     else:
         parts = []
         if added:
             parts.append(f"added for {len(added)} events")
         if updated:
             parts.append(f"updated for {len(updated)} events")
+        if not tool_hooks and any(event in TOOL_EVENTS for event in updated):
+            parts.append("per-tool hooks removed: the agent no longer waits on them")
         message = f"{path}: hooks {', '.join(parts) or 'rewritten'} (backup: {backup})"
     return InstallResult(
         settings_file=path,
@@ -279,16 +298,17 @@ def uninstall(settings_file: Path, home: PmuxHome) -> UninstallResult:
     )
 
 
-def install_settings_file(home: PmuxHome) -> Path:
+def install_settings_file(home: PmuxHome, *, tool_hooks: bool = False) -> Path:
     """Write ``hooks/hooks.json``: a settings document with only our hooks.
 
     For ``claude --settings <file>`` (Claude adds the hooks of that file to the user's). Also
-    writes the hook script and creates the token.
+    writes the hook script and creates the token. ``tool_hooks``: as for :func:`install`.
     """
     home.ensure()
     home.token()
     write_script(home)
-    doc = {"hooks": {event: [{"hooks": [hook_entry(home, event)]}] for event in HOOK_EVENTS}}
+    events = registered_events(tool_hooks)
+    doc = {"hooks": {event: [{"hooks": [hook_entry(home, event)]}] for event in events}}
     data = dump(doc, Layout())
     path = home.hooks_json
     try:
@@ -304,14 +324,17 @@ def install_settings_file(home: PmuxHome) -> Path:
 class HooksStatus:
     """Whether our hooks are installed in a settings file, and usable.
 
-    ``installed``: every event has an entry of ours. ``ok``: installed, every entry is exactly
-    the current one, the script exists and is executable, hooks are not disabled.
+    ``installed``: every event ``install`` registers has an entry of ours. ``ok``: installed,
+    every entry is exactly the current one, the script exists and is executable, hooks are
+    not disabled. ``tool_hooks``: the per-tool events that have ours (opt-in: they cost the
+    agent time on every tool call).
     """
 
     settings_file: Path
     events_installed: tuple[str, ...] = ()
-    events_missing: tuple[str, ...] = HOOK_EVENTS
+    events_missing: tuple[str, ...] = registered_events()
     events_outdated: tuple[str, ...] = ()
+    tool_hooks: tuple[str, ...] = ()
     script_exists: bool = False
     script_executable: bool = False
     script_current: bool = False
@@ -366,17 +389,22 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
             for hook in group.get("hooks") or []
             if _is_our_hook(hook, home)
         ]
-        (installed if ours else missing).append(event)
+        if ours:
+            installed.append(event)
+        elif event not in TOOL_EVENTS:
+            missing.append(event)
         if ours and ours != [wanted]:
             outdated.append(event)
         if "async" in wanted and any(hook.get("async") is not True for hook in ours):
             waiting.append(event)
+    tools = tuple(event for event in installed if event in TOOL_EVENTS)
     disabled = doc.get("disableAllHooks") is True
     status = replace(
         base,
         events_installed=tuple(installed),
         events_missing=tuple(missing),
         events_outdated=tuple(outdated),
+        tool_hooks=tools,
         disabled=disabled,
     )
     if original is None or not installed:
@@ -387,7 +415,7 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         message = (
             f"hooks of an older pmux-widget in {path}: Claude Code waits for them on every "
             f"tool call ({', '.join(waiting)} are synchronous; about 25 ms each time): run "
-            "`pmux-widget install` to upgrade them in place"
+            "`pmux-widget install` to remove them (the monitor does not need them)"
         )
     elif outdated:
         message = f"hooks outdated (path or timeout) in {path}: run `pmux-widget install`"
@@ -397,6 +425,16 @@ def hooks_status(settings_file: Path, home: PmuxHome) -> HooksStatus:
         message = f"hook script not executable ({script}): run `pmux-widget install`"
     elif disabled:
         message = f'"disableAllHooks": true in {path}: Claude Code runs no hooks'
+    elif tools:
+        message = (
+            f"hooks installed in {path} for {len(installed)} events, the per-tool ones "
+            f"({', '.join(tools)}) included: they cost the agent about 16 ms per tool call "
+            "(async, on an idle machine); `pmux-widget install` without --tool-hooks removes "
+            "them, and the monitor shows the same"
+        )
     else:
-        message = f"hooks installed in {path} for all {len(HOOK_EVENTS)} events"
+        message = (
+            f"hooks installed in {path} for all {len(installed)} events (none per tool "
+            "call: the current tool comes from the transcript)"
+        )
     return replace(status, message=message)

@@ -12,19 +12,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.core.vocabulary import HookEvent
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
 from .spool import SPOOL_CAP
 
 __all__ = [
-    "ASYNC_EVENTS",
     "HOOK_TIMEOUT",
     "MARKER",
     "SCRIPT_NAME",
+    "TOOL_EVENTS",
     "hook_command",
     "hook_entry",
     "is_our_command",
+    "registered_events",
     "render_script",
     "sh_quote",
     "write_script",
@@ -35,14 +38,23 @@ MARKER = "# pmux-widget"
 #: ``"timeout"`` (seconds) of our settings entries.
 HOOK_TIMEOUT = 5
 SCRIPT_NAME = "status-hook.sh"
-#: Events whose entry is ``"async": true``: Claude Code does not wait for them. They fire
-#: twice per tool call, where a synchronous hook costs the agent its whole run (issue 28:
-#: ~25 ms per tool call); the monitor decides nothing, and the tracker pairs a tool call's
-#: two hooks by ``tool_use_id`` when they arrive out of order. The other events stay
-#: synchronous: they come once per turn or session, or they must beat the terminal
-#: (PermissionRequest, Notification: the dot before the dialog), or the CLI may exit right
-#: after them (Stop, SessionEnd).
-ASYNC_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+#: The per-tool events, registered only on request (``pmux-widget install --tool-hooks``).
+#: They fire twice per tool call, and Claude Code pays for every hook it runs, even an async
+#: one: about 4 ms per hook for a no-op command on an idle machine, +16 ms per tool call for
+#: ours (P18, issue 28). The monitor needs none of them: the current tool comes from the
+#: transcript, a dialog's answer from the PID file (``waiting`` → ``busy``). When asked for,
+#: they are ``"async": true`` (the CLI does not wait) and the tracker pairs a call's two hooks
+#: by ``tool_use_id``, as they may arrive out of order.
+TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+
+
+def registered_events(tool_hooks: bool = False) -> tuple[HookEvent, ...]:
+    """The events ``install`` registers, in the contract's order: all but the per-tool ones,
+    unless ``tool_hooks``. The others stay synchronous: they come once per turn or session,
+    or they must beat the terminal (PermissionRequest, Notification: the dot before the
+    dialog), or the CLI may exit right after them (Stop, SessionEnd)."""
+    return tuple(e for e in HOOK_EVENTS if tool_hooks or e not in TOOL_EVENTS)
+
 
 _TEMPLATE: str | None = None
 
@@ -112,10 +124,10 @@ def hook_command(home: PmuxHome) -> str:
 
 def hook_entry(home: PmuxHome, event: str | None = None) -> dict[str, Any]:
     """Our hook object for ``event``, as it appears in a matcher group's ``hooks`` list
-    (``"async": true`` for :data:`ASYNC_EVENTS`; ``event`` None: a synchronous one)."""
+    (``"async": true`` for :data:`TOOL_EVENTS`; ``event`` None: a synchronous one)."""
     entry: dict[str, Any] = {"type": "command", "command": hook_command(home)}
     entry["timeout"] = HOOK_TIMEOUT
-    if event in ASYNC_EVENTS:
+    if event in TOOL_EVENTS:
         entry["async"] = True
     return entry
 

@@ -344,7 +344,8 @@ class Workspace:
         self.pmux = PmuxHome(self.dir / KERNEL_PMUX_HOME).ensure()
         self.claude = self.dir / KERNEL_CLAUDE_DIR
         self.claude.mkdir(exist_ok=True)
-        hooks.install(self.claude / "settings.json", self.pmux)
+        # the tests fire every event, the opt-in per-tool ones too
+        hooks.install(self.claude / "settings.json", self.pmux, tool_hooks=True)
         settings = json.loads((self.claude / "settings.json").read_text())
         self.commands: dict[str, str] = {
             event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()

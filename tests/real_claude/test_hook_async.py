@@ -57,7 +57,7 @@ def _hook_scripts_running(home_script: Path) -> bool:
 def test_tool_hooks_overtaken_by_their_posttooluse_bring_no_tool_back(
     claude_cli: Path, cli_version: str, scripted_model: ScriptedModel, tmp_path: Path
 ) -> None:
-    env, home = hooked_env(scripted_model, tmp_path, cli_version)
+    env, home = hooked_env(scripted_model, tmp_path, cli_version, tool_hooks=True)
     doc = _settings(env.settings_file)
     entries = [h for g in doc["hooks"]["PreToolUse"] for h in g["hooks"]]
     assert entries and all(h.get("async") is True for h in entries)
@@ -187,7 +187,7 @@ class _NeverAnswers:
 def test_async_hooks_still_running_when_the_cli_exits_are_spooled(
     claude_cli: Path, cli_version: str, scripted_model: ScriptedModel, tmp_path: Path
 ) -> None:
-    env, home = hooked_env(scripted_model, tmp_path, cli_version)
+    env, home = hooked_env(scripted_model, tmp_path, cli_version, tool_hooks=True)
     doc = _settings(env.settings_file)
     # Without its synchronous Stop and SessionEnd hooks the CLI exits right after the last
     # tool's async hooks, whose curl waits up to 1 s on the silent hub.

@@ -170,9 +170,11 @@ def _drain(master: int) -> None:
             pass
 
 
-def hooked_env(model: ScriptedModel, root: Path, version: str) -> tuple[ClaudeEnv, PmuxHome]:
+def hooked_env(
+    model: ScriptedModel, root: Path, version: str, *, tool_hooks: bool = False
+) -> tuple[ClaudeEnv, PmuxHome]:
     """A sealed env for ``version`` with our hooks installed (so hooks spool while no hub
-    runs, and the hub replays them)."""
+    runs, and the hub replays them); ``tool_hooks``: the opt-in per-tool ones too."""
     home = PmuxHome(root / "pmux")
     env = ClaudeEnv(
         model.base_url,
@@ -180,7 +182,7 @@ def hooked_env(model: ScriptedModel, root: Path, version: str) -> tuple[ClaudeEn
         extra_env={"PMUX_WIDGET_HOME": str(home.root)},
         version=version,
     )
-    pmux_hooks.install(env.settings_file, home)
+    pmux_hooks.install(env.settings_file, home, tool_hooks=tool_hooks)
     return env, home
 
 
