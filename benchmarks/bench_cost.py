@@ -15,10 +15,16 @@ event spooled) and a hub that accepts connections and never answers (P2's case).
 of the turn (p50 turn with ours / without − 1) and the whole process's wall time are reported
 too.
 
+Ours is what ``pmux-widget install`` writes: since issue 28 no hook per tool call (the
+transcript names the current tool). The opt-in ``install --tool-hooks`` (PreToolUse and
+PostToolUse, async) is measured beside it with the hub up, as information: a third
+environment per CLI, in the same alternation.
+
 Nothing lost: with no hub and with the hung hub, every hook of every run must end up in the
-spool (1 SessionStart, 1 UserPromptSubmit, 40 PreToolUse, 40 PostToolUse, 1 Stop, 1 SessionEnd,
-counted once the CLI has exited and its hooks are done); with the hub up, nothing is spooled and
-each session ends as the hooks say (idle, not running, no tool left, set by SessionEnd).
+spool (1 SessionStart, 1 UserPromptSubmit, 1 Stop, 1 SessionEnd; with the opt-in, 40
+PreToolUse and 40 PostToolUse too; counted once the CLI has exited and its hooks are done);
+with the hub up, nothing is spooled and each session ends as the hooks say (idle, not
+running, no tool left, set by SessionEnd).
 
 ``python -m benchmarks.bench_cost [--quick] [--pairs N] [--modes hub,spool,hung]``.
 """
@@ -87,6 +93,9 @@ class Side:
     none: ClaudeEnv
     ours: ClaudeEnv
     home: PmuxHome
+    #: ``install --tool-hooks`` (own home, so its spool and hub are its own)
+    tools: ClaudeEnv
+    tools_home: PmuxHome
     turns: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     walls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     own_cpu: dict[tuple[str, str], list[float]] = field(default_factory=dict)
@@ -102,7 +111,17 @@ def _side(model: ScriptedModel, version: str, root: Path) -> Side:
     ours = ClaudeEnv(model.base_url, root=root / "ours", version=version)
     hooks.install(ours.settings_file, home)
     ours.extra_env["PMUX_WIDGET_HOME"] = str(home.root)
-    return Side(version, cli, none, ours, home)
+    tools_home = PmuxHome(root / "pmux-tools").ensure()
+    tools = ClaudeEnv(model.base_url, root=root / "tools", version=version)
+    hooks.install(tools.settings_file, tools_home, tool_hooks=True)
+    tools.extra_env["PMUX_WIDGET_HOME"] = str(tools_home.root)
+    return Side(version, cli, none, ours, home, tools, tools_home)
+
+
+def expected_hooks(tool_hooks: bool) -> dict[str, int]:
+    """The events one run fires at our command, and how often (the scenario's, installed)."""
+    events = hooks.registered_events(tool_hooks)
+    return {event: n for event, n in EXPECTED.items() if event in events}
 
 
 def _hook_scripts(home: PmuxHome) -> int:
@@ -156,9 +175,14 @@ def _run(model: ScriptedModel, side: Side, env: ClaudeEnv) -> Run:
     return Run(finished - steps[0].received_at, wall, own / tick)
 
 
-def _check_spool(side: Side, mode: str) -> None:
+def _hooked(side: Side, kind: str) -> tuple[ClaudeEnv, PmuxHome]:
+    """The env and our home of ``kind``: ``ours`` (the default install) or ``tools``."""
+    return (side.tools, side.tools_home) if kind == "tools" else (side.ours, side.home)
+
+
+def _check_spool(side: Side, mode: str, kind: str) -> None:
     """Every hook of the run just made is in the spool, exactly once; then empty it."""
-    home = side.home
+    home = _hooked(side, kind)[1]
 
     def complete() -> collections.Counter[str] | None:
         if _hook_scripts(home):
@@ -169,23 +193,24 @@ def _check_spool(side: Side, mode: str) -> None:
         )
 
     got = wait_until(complete, 60, "the hooks of the run to finish")
-    if dict(got) != EXPECTED:
+    if dict(got) != expected_hooks(kind == "tools"):
         side.problems.append(f"{mode}: spooled {dict(got)}")
     side.runs_checked[mode] += 1
     hooks.remove_spool_entries(hooks.read_spool(home))
 
 
-def _check_hub(side: Side, hub: ServeProcess) -> None:
+def _check_hub(side: Side, kind: str, hub: ServeProcess) -> None:
     """Nothing spooled, and every session of the hooked env ended as its hooks say."""
-    wait_until(lambda: not _hook_scripts(side.home), 60, "the hooks of the run to finish")
-    spooled = len(hooks.read_spool(side.home))
+    env, home = _hooked(side, kind)
+    wait_until(lambda: not _hook_scripts(home), 60, "the hooks of the run to finish")
+    spooled = len(hooks.read_spool(home))
     if spooled:
         side.problems.append(f"hub: {spooled} events spooled")
-        hooks.remove_spool_entries(hooks.read_spool(side.home))
+        hooks.remove_spool_entries(hooks.read_spool(home))
 
     def ended() -> list[dict[str, object]] | None:
         rows = get_json(hub.port, hub.token, "/api/sessions?ended=1")["sessions"]
-        mine = [r for r in rows if str(r.get("cwd")) == str(side.ours.cwd)]
+        mine = [r for r in rows if str(r.get("cwd")) == str(env.cwd)]
         done = all(r["source"] == "hook:SessionEnd" for r in mine)
         return mine if mine and done else None
 
@@ -200,37 +225,48 @@ def _check_hub(side: Side, hub: ServeProcess) -> None:
     side.runs_checked["hub"] += 1
 
 
+def _kinds(mode: str) -> tuple[str, ...]:
+    """The hooked environments measured in ``mode`` (the opt-in only with the hub up)."""
+    return ("ours", "tools") if mode == "hub" else ("ours",)
+
+
 @contextlib.contextmanager
-def _hub_case(mode: str, sides: list[Side], root: Path) -> Iterator[dict[str, ServeProcess]]:
-    """Each side's hub for ``mode``: a ``serve`` process, a hung socket, or none."""
+def _hub_case(
+    mode: str, sides: list[Side], root: Path
+) -> Iterator[dict[tuple[str, str], ServeProcess]]:
+    """Each hooked env's hub for ``mode``: a ``serve`` process, a hung socket, or none."""
     with contextlib.ExitStack() as stack:
-        hubs: dict[str, ServeProcess] = {}
+        hubs: dict[tuple[str, str], ServeProcess] = {}
         for side in sides:
-            homes = Homes(root / f"hub-{side.version}", side.home, side.ours.config_dir)
-            homes.root.mkdir(exist_ok=True)
-            if mode == "hub":
-                hubs[side.version] = stack.enter_context(ServeProcess(homes))
-            elif mode == "hung":
-                stack.callback(HungHub(homes).close)
+            for kind in _kinds(mode):
+                env, home = _hooked(side, kind)
+                homes = Homes(root / f"hub-{side.version}-{kind}", home, env.config_dir)
+                homes.root.mkdir(exist_ok=True)
+                if mode == "hub":
+                    hubs[side.version, kind] = stack.enter_context(ServeProcess(homes))
+                elif mode == "hung":
+                    stack.callback(HungHub(homes).close)
         yield hubs
 
 
 def _measure_mode(
     model: ScriptedModel, sides: list[Side], mode: str, pairs: int, root: Path, warm: bool
 ) -> None:
+    kinds = ("none", *_kinds(mode))
     with _hub_case(mode, sides, root) as hubs:
         for side in sides if warm else ():  # the first runs of a CLI pay for its caches
             _run(model, side, side.none)
-            _run(model, side, side.ours)
-            _after(side, mode, hubs)
+            for kind in kinds[1:]:
+                _run(model, side, _hooked(side, kind)[0])
+                _after(side, mode, kind, hubs)
         for i in range(pairs):
             for side in sides:
-                for kind in ("none", "ours") if i % 2 == 0 else ("ours", "none"):
-                    env = side.ours if kind == "ours" else side.none
+                for kind in kinds if i % 2 == 0 else kinds[::-1]:
+                    env = side.none if kind == "none" else _hooked(side, kind)[0]
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     run = _run(model, side, env)
-                    if kind == "ours":
-                        _after(side, mode, hubs)  # its async hooks done, their CPU counted
+                    if kind != "none":
+                        _after(side, mode, kind, hubs)  # its async hooks done, CPU counted
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     spent = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
                     side.turns.setdefault((mode, kind), []).append(run.turn)
@@ -239,16 +275,15 @@ def _measure_mode(
                     side.all_cpu.setdefault((mode, kind), []).append(spent)
                 log(
                     f"P18 {side.version} {mode} pair {i + 1}/{pairs}: "
-                    f"none {side.turns[mode, 'none'][-1]:.3f} s, "
-                    f"ours {side.turns[mode, 'ours'][-1]:.3f} s"
+                    + ", ".join(f"{k} {side.turns[mode, k][-1]:.3f} s" for k in kinds)
                 )
 
 
-def _after(side: Side, mode: str, hubs: dict[str, ServeProcess]) -> None:
+def _after(side: Side, mode: str, kind: str, hubs: dict[tuple[str, str], ServeProcess]) -> None:
     if mode == "hub":
-        _check_hub(side, hubs[side.version])
+        _check_hub(side, kind, hubs[side.version, kind])
     else:
-        _check_spool(side, mode)
+        _check_spool(side, mode, kind)
 
 
 def _rows(sides: list[Side], modes: tuple[str, ...]) -> list[Row]:
@@ -281,6 +316,20 @@ def _rows(sides: list[Side], modes: tuple[str, ...]) -> list[Row]:
                     True,
                 )
             )
+    for side in sides if "hub" in modes else ():
+        none, tools = side.turns["hub", "none"], side.turns["hub", "tools"]
+        per_tool = [(o - n) * 1000 / TOOLS for o, n in zip(tools, none, strict=True)]
+        share = (percentile(tools, 50) / percentile(none, 50) - 1) * 100
+        rows.append(
+            (
+                f"P18 {side.version}, hub up, opt-in `install --tool-hooks` (PreToolUse and "
+                "PostToolUse, async): cost per tool call, p50",
+                f"{percentile(per_tool, 50):+.1f} ms (turn {share:+.0f} %; per pair "
+                f"{', '.join(f'{v:+.1f}' for v in per_tool)})",
+                "info",
+                True,
+            )
+        )
     for mode in modes:
         for side in sides:
             own = [
