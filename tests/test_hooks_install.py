@@ -733,7 +733,10 @@ def test_the_per_tool_events_are_not_registered_unless_asked(
     out again, and uninstall gives the user's file back either way."""
     assert set(REGISTERED) == set(HOOK_EVENTS) - set(hooks.TOOL_EVENTS)
     assert hooks.TOOL_EVENTS == ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-    user = {"model": "opus", "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "fmt"}]}]}}
+    user = {
+        "model": "opus",
+        "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "fmt"}]}]},
+    }
     settings_file.write_text(json.dumps(user, indent=2) + "\n")
     hooks.install(settings_file, home)
     doc = load(settings_file)
