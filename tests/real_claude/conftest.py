@@ -248,6 +248,8 @@ def make_tracked(
             print("--- hooks ---\n" + "\n".join(tracked.env.hook_events()))
             print(f"--- PID files ---\n{tracked.env.pid_files()}")
             for source in tracked.hub._sources:
+                if not hasattr(source, "tasks"):  # the warm attaches watch nothing
+                    continue
                 tasks = [(t.get_coro().__qualname__, t.done()) for t in source.tasks]
                 print(f"--- sources: tasks {tasks}, roots {source.watched_roots}")
             print("--- hub changes (t, sid, state, source, tool, subagents) ---")

@@ -6,6 +6,7 @@ gone, a ``ProcessGone``.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 import watchfiles
@@ -18,7 +19,7 @@ from pmux_widget.system.clock import now_ms
 
 from ..boot import live_pid_file, scan_pids
 from ..protocols import HubView
-from .runner import WATCH_OPTIONS, Runner
+from .runner import PID_WATCH_OPTIONS, Runner
 from .transcripts import TranscriptFollower
 
 __all__ = ["GONE_RECHECK_S", "HOOKED_IDLE_SETTLE_S", "PID_IDLE_SETTLE_S", "PidFileWatcher"]
@@ -65,7 +66,7 @@ class PidFileWatcher:
             runner.spawn(runner.after_watch_start(self.rescan))
             try:
                 async for changes in watchfiles.awatch(
-                    directory, stop_event=runner.stop_event, recursive=False, **WATCH_OPTIONS
+                    directory, stop_event=runner.stop_event, recursive=False, **PID_WATCH_OPTIONS
                 ):
                     await self._on_changes(changes)
             except (FileNotFoundError, RuntimeError, OSError) as exc:
@@ -99,7 +100,10 @@ class PidFileWatcher:
             if isinstance(record, Invalid):
                 continue  # torn write or garbage: the next write event brings the real one
             self.pid_files[path] = record
-            alive = await self.runner.probe(is_alive, record)
+            # Linux: two small /proc reads, done here; queued behind a /proc walk on the probe
+            # thread, a short busy was applied after the Stop that ended it (hooked dialogs).
+            quick = record.proc_start is not None and sys.platform.startswith("linux")
+            alive = is_alive(record) if quick else await self.runner.probe(is_alive, record)
             if alive:
                 self.runner.spawn(self._apply(record))
 

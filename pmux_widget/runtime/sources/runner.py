@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["WATCH_CATCH_UP_S", "WATCH_OPTIONS", "Runner"]
+__all__ = ["PID_WATCH_OPTIONS", "WATCH_CATCH_UP_S", "WATCH_OPTIONS", "Runner"]
 
 T = TypeVar("T")
 
@@ -21,6 +21,10 @@ WATCH_CATCH_UP_S = 0.1
 #: watchfiles wakes every ``step`` ms while idle (taking the GIL): 100 ms keeps two watchers
 #: near 0.2 % of a core (measured: 0.7 % at 20 ms) and adds ~100 ms to a file's signal.
 WATCH_OPTIONS: dict[str, Any] = {"debounce": 200, "step": 100, "rust_timeout": 5000}
+#: The PID-file folder's: since issue 28 its ``busy`` is how a hooked session's answered
+#: dialog shows (no PostToolUse), and a CLI's busy after an approval can last 300 ms; the
+#: folder holds a few small files, so a faster step costs little.
+PID_WATCH_OPTIONS: dict[str, Any] = {"debounce": 60, "step": 30, "rust_timeout": 5000}
 
 
 class Runner:
