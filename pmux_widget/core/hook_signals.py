@@ -194,7 +194,8 @@ _HOOK_CLASSES: dict[str, type[HookSignal]] = {
     if cls.event is not None
 }
 
-#: The 14 events the installer registers, in the contract's order.
+#: The 14 events of the contract, in its order: what the hub reads (``install`` registers
+#: all but the per-tool ones: ``hooks.registered_events``).
 HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 
 

@@ -71,7 +71,8 @@ PidStatus = Literal["busy", "waiting", "idle", "shell"]
 #: How a transcript's last main-thread record ends: ``interrupt`` (an Esc marker), ``clean``
 #: (a finished answer), ``meta`` (a harness record: /clear, /compact…), ``open`` (anything else).
 TranscriptEnding = Literal["interrupt", "clean", "meta", "open"]
-#: The hook events the installer registers, in the contract's order.
+#: The contract's hook events, in its order (the hub reads them all; ``install`` registers
+#: all but the per-tool ones since issue 28).
 HookEvent = Literal[
     "SessionStart",
     "UserPromptSubmit",
