@@ -1372,3 +1372,31 @@ def test_the_current_tool_comes_from_the_transcript_without_tool_hooks():
     assert run.session.current_tool == "Bash" and run.session.tool_summary == "make"
     run(s.TranscriptUpdate(at=t + 20, session_id=SID, current_tool=None, ending="open"))
     assert run.session.current_tool is None and run.state is State.BUSY
+
+
+def test_a_subagent_run_shows_its_agent_call_as_the_parents_tool():
+    """Without PreToolUse the parent's Agent call is known from the transcript, which a short
+    sub-agent can beat: SubagentStart names it, the last SubagentStop clears it, and the
+    transcript's own record (with the call's summary) wins when it is newer."""
+    run = busy_run()
+    t = run.now
+    run.hook("SubagentStart", at=t, agent_id="a1", agent_type="general-purpose")
+    assert (run.session.current_tool, run.session.tool_summary) == (
+        "Agent",
+        "general-purpose agent",
+    )
+    assert run.session.subagents == 1 and run.state is State.BUSY
+    run(s.TranscriptUpdate(at=t + 5, session_id=SID, current_tool="Agent", tool_summary="Explore"))
+    assert run.session.tool_summary == "Explore"
+    run.hook("SubagentStop", at=t + 50, agent_id="a1", agent_type="general-purpose")
+    assert run.session.current_tool is None and run.session.subagents == 0
+
+
+def test_a_subagent_start_keeps_a_tool_already_known():
+    run = busy_run()
+    t = run.now
+    run(s.TranscriptUpdate(at=t, session_id=SID, current_tool="Bash", tool_summary="make"))
+    run.hook("SubagentStart", at=t + 1, agent_id="a1", agent_type="general-purpose")
+    assert run.session.current_tool == "Bash"
+    run.hook("SubagentStop", at=t + 2, agent_id="a1")
+    assert run.session.current_tool == "Bash"

@@ -101,6 +101,31 @@ def _ends_the_turn_the_pid_file_closed(s: Session | None, signal: sig.HookSignal
     )
 
 
+#: The tool whose call runs a sub-agent (both pinned CLIs).
+AGENT_TOOL = "Agent"
+
+
+def _agent_call(s: Session, signal: sig.SubagentStart | sig.SubagentStop) -> Session:
+    """While its sub-agents run, the parent's current tool is the call that started them.
+    Without PreToolUse (issue 28) only the transcript's record of that call says so, and a
+    short sub-agent can be over before that record is read: SubagentStart says it first."""
+    at = signal.at
+    if at < s.tracking.tool_at:
+        return s
+    if isinstance(signal, sig.SubagentStart) and s.state is State.BUSY and not s.current_tool:
+        summary = f"{signal.agent_type} agent" if signal.agent_type else None
+        return s.replace(
+            current_tool=AGENT_TOOL,
+            tool_summary=summary,
+            tracking=s.tracking.replace(tool_at=at),
+        )
+    if isinstance(signal, sig.SubagentStop) and not s.subagents and s.current_tool == AGENT_TOOL:
+        return s.replace(
+            current_tool=None, tool_summary=None, tracking=s.tracking.replace(tool_at=at)
+        )
+    return s
+
+
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
     # Counted by agent id: compaction fires a SubagentStop that no SubagentStart matched.
     agent = signal.agent_id
@@ -245,7 +270,7 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
         return compaction_over(s)
 
     if isinstance(signal, sig.SubagentStart | sig.SubagentStop):
-        return _apply_counters(s, signal)
+        return _agent_call(_apply_counters(s, signal), signal)
 
     if isinstance(signal, sig.SessionEnd):
         if signal.reason in _KEEP_ID_END_REASONS:  # the id is about to change: nothing moves

@@ -105,9 +105,9 @@ class PidFileWatcher:
             quick = record.proc_start is not None and sys.platform.startswith("linux")
             alive = is_alive(record) if quick else await self.runner.probe(is_alive, record)
             if alive:
-                self.runner.spawn(self._apply(record))
+                self.runner.spawn(self._apply(record, path))
 
-    async def _apply(self, record: PidRecord) -> None:
+    async def _apply(self, record: PidRecord, file: str | None = None) -> None:
         """Apply a live PID file; a hookless ``idle`` first lets the transcript settle.
 
         Measured: the PID file turns idle 85-185 ms before the Esc marker (or the /clear and
@@ -115,7 +115,9 @@ class PidFileWatcher:
         finished turn (review) from an interrupted one (idle). Leaving a dialog too: its busy
         moment can be too short to see, and only the transcript tells an approval that ran to
         its end from a dismissal. A newer PID file applied in the meantime wins: the tracker
-        orders by ``statusUpdatedAt``.
+        orders by ``statusUpdatedAt``; and a record of ``path`` that a newer one replaced
+        while this one settled is dropped (the idle before a /clear, read by the fast watch,
+        came after the new session's record and retired it).
         """
         session = self.hub.fleet.get(record.session_id)
         settle = 0.0
@@ -126,7 +128,9 @@ class PidFileWatcher:
                 State.NEEDS_INPUT,
             ):
                 settle = PID_IDLE_SETTLE_S
-            elif session.hooked and session.state is State.BUSY:
+            elif session.hooked and session.state in (State.BUSY, State.NEEDS_INPUT):
+                # a dialog left for idle: the Stop of an approval whose busy went unseen
+                # may be on its way (no PostToolUse since issue 28)
                 settle = HOOKED_IDLE_SETTLE_S
         if settle and session is not None:
             await self.runner.sleep(settle)
@@ -134,6 +138,8 @@ class PidFileWatcher:
             if path is not None:
                 self.follower.path_owner.setdefault(path, record.session_id)
                 await self.follower.tail([path])
+            if file is not None and self.pid_files.get(file) != record:
+                return  # replaced while it settled: the newer record is applied instead
         self.hub.apply(live_pid_file(record))
 
     async def _removed(self, path: str) -> None:
