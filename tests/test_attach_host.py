@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,3 +81,34 @@ def test_a_client_that_stays_is_ended_by_pid(tmp_path: Path) -> None:
         client = pane.shell_pid
     assert not marker.exists()
     wait_until(lambda: not pid_alive(client), 10)
+
+
+def test_the_attach_ends_with_its_holder(tmp_path: Path) -> None:
+    """A hub killed without its stop() (a killed kernel) must not leave its attach running: the
+    server's watchdog ends it once the holder's pid is gone, and the client with it (it
+    detaches on its terminal's hang-up). A hub that takes the attach over holds it on."""
+
+    script, _ = _client(tmp_path, detaches=True)
+    env = attach.cli_environment(tmp_path / "config", None)
+    holders = [subprocess.Popen(["sleep", "600"]) for _ in range(2)]
+    try:
+        opened = attach.open_attach(str(script), "ab12cd34", env, holder_pid=holders[0].pid)
+        wait_until(lambda: "attached to" in keys.capture(opened.pane), 10)
+        attach.hold(opened, holders[1].pid)  # taken over
+        holders[0].kill()
+        holders[0].wait()
+        # a watchdog that still watched the first holder would end it within WATCHDOG_S
+        deadline = attach.WATCHDOG_S * 2
+        with pytest.raises(TimeoutError):
+            wait_until(lambda: not attach.attach_alive(opened), deadline)
+        holders[1].kill()
+        holders[1].wait()
+        wait_until(
+            lambda: not pid_alive(opened.client_pid) and not Path(opened.folder).exists(),
+            attach.WATCHDOG_S * 5,
+            what="the attach ended with its holder",
+        )
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()

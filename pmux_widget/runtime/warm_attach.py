@@ -263,6 +263,7 @@ class WarmAttaches:
                 opened = _opened(claim) if claim is not None else None
                 if claim is not None and opened is not None and attach.attach_alive(opened):
                     if not _holder_alive(claim):  # its hub is gone: ours now
+                        attach.hold(opened, os.getpid())  # before its watchdog ends it
                         _write(self.home, worker.job, {**claim, **self._holder()})
                     return
                 if opened is not None:  # a dead client's claim

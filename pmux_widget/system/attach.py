@@ -11,6 +11,11 @@ process can type into it), reads and types through ``system.keys`` as for any pa
 detaches with Ctrl+Z: the client exits and the session goes on running (observed on 2.1.197
 and 2.1.332; ``←`` would open the agent view instead). The server ends with its only pane.
 
+Its holder is the process that answers through it (a hub, or a one-shot action): the pid in
+the folder's ``holder`` file. A watchdog inside the server (``run-shell -b``) ends the server
+once that process is gone, so a hub killed without its ``stop()`` (a killed kernel) leaves
+no attach behind; a hub that takes over another's attach names itself with :func:`hold`.
+
 The binary is the worker's own (``/proc/<pid>/exe``): a client of another version might not
 speak to that daemon. The environment is this process's, minus ``TMUX`` / ``TMUX_PANE`` (the
 client is in no pane of the user's), with ``CLAUDE_CONFIG_DIR`` set to the config dir the hub
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -46,6 +52,7 @@ __all__ = [
     "claude_binary",
     "cli_environment",
     "close_attach",
+    "hold",
     "open_attach",
     "run_cli",
 ]
@@ -56,6 +63,21 @@ ATTACH_COLS = 200
 ATTACH_ROWS = 50
 #: How long the client may take to exit after Ctrl+Z before its server is killed.
 DETACH_TIMEOUT_S = 3.0
+#: How often the watchdog looks at the holder (seconds: an attach outlives it by at most this).
+WATCHDOG_S = 2
+# Run by the server itself (``run-shell -b``), so it lives exactly as long as the server
+# needs watching. ``$1`` is the folder. It ignores the hang-up and TERM the server's end may
+# send its jobs, so the folder is removed whoever ended it.
+_WATCHDOG = """trap '' HUP TERM
+while [ -S "$1/tmux.sock" ]; do
+  holder=$(cat "$1/holder" 2>/dev/null)
+  case $holder in ''|*[!0-9]*) break ;; esac
+  kill -0 "$holder" 2>/dev/null || break
+  sleep {every}
+done
+[ -S "$1/tmux.sock" ] && tmux -S "$1/tmux.sock" kill-server
+rm -rf "$1"
+"""
 _POLL_S = 0.02
 
 
@@ -149,6 +171,14 @@ class _Server:
             raise AttachError(f"tmux {args[0]} failed: {result.stderr.strip()}")
         return result.stdout
 
+    def watch(self) -> None:
+        """Start the server's watchdog (:data:`_WATCHDOG`) on its ``holder`` file."""
+        script = self.folder / "watchdog.sh"
+        script.write_text(_WATCHDOG.replace("{every}", str(WATCHDOG_S)))
+        self.tmux(
+            "run-shell", "-b", f"/bin/sh {shlex.quote(str(script))} {shlex.quote(str(self.folder))}"
+        )
+
     def close(self) -> None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(
@@ -181,9 +211,12 @@ class Opened:
         )
 
 
-def open_attach(binary: str, job: str, env: Mapping[str, str]) -> Opened:
+def open_attach(
+    binary: str, job: str, env: Mapping[str, str], holder_pid: int | None = None
+) -> Opened:
     """Start ``claude attach <job>`` in a private tmux server of its own (not waiting for it
-    to draw); :func:`close_attach` ends it."""
+    to draw); :func:`close_attach` ends it, and so does the death of its holder (this
+    process unless ``holder_pid``)."""
     if not tmux_available():
         raise AttachError(
             "tmux is not installed: a background session is answered through `claude attach` "
@@ -216,7 +249,22 @@ def open_attach(binary: str, job: str, env: Mapping[str, str]) -> Opened:
     if not pid_text.isdigit() or not pane_id.startswith("%"):
         server.close()
         raise AttachError(f"tmux did not say which pane runs the attach ({out.strip()!r})")
-    return Opened(str(server.folder), server.socket, pane_id, int(pid_text))
+    opened = Opened(str(server.folder), server.socket, pane_id, int(pid_text))
+    try:
+        hold(opened, holder_pid if holder_pid is not None else os.getpid())
+        server.watch()
+    except BaseException:
+        close_attach(opened)
+        raise
+    return opened
+
+
+def hold(opened: Opened, pid: int) -> None:
+    """Make ``pid`` the attach's holder: its server ends once that process is gone."""
+    folder = Path(opened.folder)
+    tmp = folder / f".holder.{os.getpid()}"
+    tmp.write_text(f"{pid}\n")
+    os.replace(tmp, folder / "holder")
 
 
 def close_attach(opened: Opened) -> None:
