@@ -14,6 +14,7 @@ deadline.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable
@@ -176,7 +177,10 @@ def reach(
         raise AssertionError(f"{exc}; now {now}; moves: {tr.log.states(sid)}") from None
     if seen.after.state is not state:
         what = f"{what} (skipped: {seen.after.state.value} came first)"
-        lasted = _status_lasted_ms(sampler, state, since) if sampler is not None else None
+        lasted = None
+        if sampler is not None:
+            _sampled(sampler, seen.after.state, since)  # the 20 ms sampler can trail the hub
+            lasted = _status_lasted_ms(sampler, state, since)
         assert lasted is not None and lasted < SHORT_STATUS_MS, (
             f"{what}: the PID file said {state.value} for {lasted} ms and the hub never showed it"
         )
@@ -197,6 +201,7 @@ def reach(
         assert hook_ms <= HOOK_BUDGET_MS, f"{event} hook → hub: {hook_ms:.0f} ms"
     if sampler is not None and seen.after.source.startswith("pid:"):
         status = seen.after.source.split(":", 1)[1]
+        _sampled(sampler, seen.after.state, since)  # the 20 ms sampler can trail the hub
         written = [t for t, st, _ in list(sampler.samples) if t >= since and st == status]
         assert written, f"the sampler never saw the PID file say {status}"
         pid_ms = timings.add(
@@ -213,10 +218,21 @@ def reach(
 SHORT_STATUS_MS = 1000
 
 
+_STATUS_OF = {State.BUSY: "busy", State.NEEDS_INPUT: "waiting", State.REVIEW: "idle"}
+
+
+def _sampled(sampler: PidSampler, state: State, since: float) -> None:
+    """Wait (briefly) until the sampler too saw the PID-file status behind ``state``: the hub's
+    watch can read a change before the test's 20 ms poll of the same file does."""
+    status = _STATUS_OF.get(state, "idle")
+    with contextlib.suppress(TimeoutError):
+        wait_until(lambda: status in sampler.statuses(since), 3, interval=0.02)
+
+
 def _status_lasted_ms(sampler: PidSampler, state: State, since: float) -> float | None:
     """How long the PID file said ``state`` (busy, waiting…) after ``since``, as sampled every
     20 ms; None if it never did (then nothing excuses the skip)."""
-    status = {State.BUSY: "busy", State.NEEDS_INPUT: "waiting"}.get(state)
+    status = _STATUS_OF.get(state)
     samples = [(t, st) for t, st, _ in list(sampler.samples) if t >= since]
     start = next((t for t, st in samples if st == status), None)
     if start is None:
