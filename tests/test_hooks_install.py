@@ -756,7 +756,8 @@ def test_the_per_tool_events_are_not_registered_unless_asked(
 
     result = hooks.install(settings_file, home)
     assert set(result.updated) == set(hooks.TOOL_EVENTS) and not result.added
-    assert "per-tool hooks removed" in result.message
+    assert "removed from PreToolUse, PostToolUse, PostToolUseFailure" in result.message
+    assert "updated for" not in result.message
     assert_installed(load(settings_file), home)
     assert hooks.hooks_status(settings_file, home).tool_hooks == ()
     hooks.uninstall(settings_file, home)

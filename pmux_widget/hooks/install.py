@@ -211,12 +211,17 @@ def install(
         message = f"{path}: created with hooks for {len(events)} events"
     else:
         parts = []
+        dropped = [e for e in TOOL_EVENTS if e in updated and e not in events]
+        rewritten = [e for e in updated if e not in dropped]
         if added:
             parts.append(f"added for {len(added)} events")
-        if updated:
-            parts.append(f"updated for {len(updated)} events")
-        if not tool_hooks and any(event in TOOL_EVENTS for event in updated):
-            parts.append("per-tool hooks removed: the agent no longer waits on them")
+        if rewritten:
+            parts.append(f"updated for {len(rewritten)} events")
+        if dropped:
+            parts.append(
+                f"removed from {', '.join(dropped)} (a hook per tool call costs the agent "
+                "time; --tool-hooks keeps them)"
+            )
         message = f"{path}: hooks {', '.join(parts) or 'rewritten'} (backup: {backup})"
     return InstallResult(
         settings_file=path,
