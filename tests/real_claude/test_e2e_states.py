@@ -213,6 +213,29 @@ def reach(
     return tr.session(sid)
 
 
+def approve_in_terminal(
+    tr: Tracked,
+    timings: Timings,
+    sid: str,
+    label: str,
+    review_sources: tuple[str, ...],
+    sampler: PidSampler,
+) -> Session:
+    """Choose "Yes" in the dialog on screen: the session enters busy (by the PID file: no hook
+    says a dialog was answered since issue 28), then review."""
+    t_yes = press(tr.tc, option_key(tr.tc, "Yes"))
+    tr.tc.confirm("Yes")
+    return busy_then_review(
+        tr,
+        timings,
+        sid,
+        t_yes,
+        (f"{label}: '1. Yes' → busy", ("pid:busy", "hook:PostToolUse")),
+        (f"{label}: '1. Yes' → review", review_sources),
+        sampler,
+    )
+
+
 #: A status the PID file held shorter than this may be missed by the hub's watcher (its
 #: debounce, the read, a loaded machine); a longer one never.
 SHORT_STATUS_MS = 1000
@@ -475,17 +498,7 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
     sampler = PidSampler(tc)
     try:
         wait_until(lambda: sampler.samples, 2, what="a first PID-file sample")
-        t_yes = press(tc, option_key(tc, "Yes"))
-        tc.confirm("Yes")
-        s = busy_then_review(
-            tr,
-            timings,
-            sid,
-            t_yes,
-            ("approve: '1. Yes' → busy", ("pid:busy", "hook:PostToolUse")),
-            ("approve: '1. Yes' → review (Stop)", ("hook:Stop",)),
-            sampler=sampler,
-        )
+        s = approve_in_terminal(tr, timings, sid, "approve", ("hook:Stop",), sampler)
     finally:
         sampler.stop()
     assert s.last_assistant == final_text("bash_permission")
@@ -915,19 +928,11 @@ def zero_install_flow(
         )
 
     dialog_flow(tr, timings, sid, "zero-install", hooked=False, sampler=sampler)
-    t_yes = press(tc, option_key(tc, "Yes"))
-    tc.confirm("Yes")
     # busy can last ~100-170 ms after the approval: when the watcher saw only waiting → idle (a
     # dismissal, by the PID file alone), the transcript's finished answer shows the approved
     # turn ran to its end
-    s = busy_then_review(
-        tr,
-        timings,
-        sid,
-        t_yes,
-        ("zero-install: '1. Yes' → busy", ("pid:busy",)),
-        ("zero-install: '1. Yes' → review", ("pid:idle", "transcript:answer")),
-        sampler,
+    s = approve_in_terminal(
+        tr, timings, sid, "zero-install", ("pid:idle", "transcript:answer"), sampler
     )
     s = wait_session(
         tr, sid, lambda s: s.last_assistant == final_text("bash_permission"), 5, "last text"
