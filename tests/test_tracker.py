@@ -113,6 +113,15 @@ def busy_run(now: int = 100_000) -> Run:
     return run
 
 
+def dialog_run() -> Run:
+    """A busy hooked session whose Bash dialog shows at run.now (hook, PID file 5 ms on)."""
+    run = busy_run()
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash")
+    run.pid("waiting", at=run.now + 5)
+    assert run.state is State.NEEDS_INPUT
+    return run
+
+
 # ----------------------------------------------------------------------- hook events table
 
 
@@ -517,10 +526,8 @@ def test_pid_status_older_than_permission_request_does_not_clear_it():
 
 def test_notification_sent_before_pid_reported_approval_does_not_bring_needs_input_back():
     """DESIGN.md: signals ordered by when they happened, not when they arrived."""
-    run = busy_run()
+    run = dialog_run()
     t = run.now
-    run.hook("PermissionRequest", at=t, tool_name="Bash")
-    run.pid("waiting", at=t + 5)
     run.pid("busy", at=t + 6000)  # approved
     run.hook("Notification", at=t + 5990, notification_type="permission_prompt")
     assert run.state is State.BUSY
@@ -1323,20 +1330,16 @@ def test_an_approved_dialog_whose_busy_went_unseen_ends_in_review_by_its_late_st
 
 
 def test_a_stop_from_before_the_dialog_does_not_undo_its_dismissal():
-    run = busy_run()
+    run = dialog_run()
     t = run.now
-    run.hook("PermissionRequest", at=t, tool_name="Bash")
-    run.pid("waiting", at=t + 5)
     run.pid("idle", at=t + 400)  # Esc: no hook at all
     run.hook("Stop", at=t - 10)  # an older turn's, arriving late
     assert run.state is State.IDLE
 
 
 def test_a_subagents_stop_never_ends_the_turn_the_pid_file_closed():
-    run = busy_run()
+    run = dialog_run()
     t = run.now
-    run.hook("PermissionRequest", at=t, tool_name="Bash")
-    run.pid("waiting", at=t + 5)
     run.pid("idle", at=t + 400)
     run.hook("Stop", at=t + 300, agent_id="a1", agent_type="general-purpose")
     assert run.state is State.IDLE
@@ -1345,10 +1348,8 @@ def test_a_subagents_stop_never_ends_the_turn_the_pid_file_closed():
 def test_a_hooked_dialog_approved_unseen_is_review_by_the_transcript_answer():
     """The Stop may be lost (2.1.197 exiting with async hooks running): the finished answer
     written after the dialog says it was approved, as for a session without hooks."""
-    run = busy_run()
+    run = dialog_run()
     t = run.now
-    run.hook("PermissionRequest", at=t, tool_name="Bash")
-    run.pid("waiting", at=t + 5)
     run.pid("idle", at=t + 400)
     assert run.state is State.IDLE
     run(s.TranscriptUpdate(at=t + 350, session_id=SID, ending="clean", last_assistant="ok"))
@@ -1356,10 +1357,8 @@ def test_a_hooked_dialog_approved_unseen_is_review_by_the_transcript_answer():
 
 
 def test_hooked_dialog_left_waiting_for_idle_with_its_answer_written_is_review():
-    run = busy_run()
+    run = dialog_run()
     t = run.now
-    run.hook("PermissionRequest", at=t, tool_name="Bash")
-    run.pid("waiting", at=t + 5)
     run(s.TranscriptUpdate(at=t + 300, session_id=SID, ending="clean"))
     run.pid("idle", at=t + 400)
     assert run.state is State.REVIEW
