@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,15 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                 "ServiceWorker.workerRegistrationUpdated",
                 lambda event: registrations.extend(event["registrations"]),
             )
+            # the worker's versions and their running status, for a failure's report
+            versions: list[str] = []
+            cdp.on(
+                "ServiceWorker.workerVersionUpdated",
+                lambda event: versions.extend(
+                    f"{v['versionId']}:{v['runningStatus']}/{v['status']}"
+                    for v in event["versions"]
+                ),
+            )
             cdp.send("ServiceWorker.enable")  # else deliverPushMessage does nothing
             scope = page.evaluate(
                 """async (base) => {
@@ -136,6 +145,9 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                      "data": data},
                 )  # fmt: skip
 
+            def seen(what: str) -> Callable[[], str]:
+                return lambda: f"waiting for {what} (the worker's versions: {versions})"
+
             def shown() -> list[dict[str, Any]]:
                 found: list[dict[str, Any]] = page.evaluate(
                     """async (scope) => {
@@ -148,7 +160,7 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                 return found
 
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy"))
-            first = wait_until(shown, 30, what="the first notification")
+            first = wait_until(shown, 30, what=seen("the first notification"))
             assert [(n["title"], n["tag"]) for n in first] == [("Needs you · acme-api", SID)]
             assert first[0]["body"] == "asks to run: make deploy"
             assert first[0]["actions"] == [], "no buttons unless the payload carries a token"
@@ -166,7 +178,7 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
 
             # a click focuses the open JupyterLab page and tells it the session
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy"))
-            wait_until(shown, 30, what="the notification to click")
+            wait_until(shown, 30, what=seen("the notification to click"))
             click = """async ([tag, action]) => {
                 const [n] = await self.registration.getNotifications({tag});
                 self.dispatchEvent(new NotificationEvent('notificationclick',
@@ -188,7 +200,7 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             ]
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy",
                             actions=actions, token="not-a-real-token"))  # fmt: skip
-            with_buttons = wait_until(shown, 30, what="the notification with buttons")
+            with_buttons = wait_until(shown, 30, what=seen("the notification with buttons"))
             # Chromium shows two buttons at most: "Open" is the click on the notification
             max_actions = worker.evaluate("Notification.maxActions")
             expected = ["approve", "deny", "open"] if max_actions >= 3 else ["approve", "deny"]
