@@ -24,13 +24,14 @@ from hypothesis import strategies as st
 
 from pmux_widget import hooks
 from pmux_widget.core.signals import HOOK_EVENTS
+from pmux_widget.hooks.settings_json import dump, parse_settings
 from pmux_widget.system.home import PmuxHome
 
 FIXTURES = Path(__file__).parent / "fixtures" / "settings"
 VALID = sorted((FIXTURES / "valid").glob("*.json"))
 MALFORMED = sorted((FIXTURES / "malformed").glob("*.json"))
 
-# Fixtures already written exactly as we write JSON: uninstall gives them back byte for byte.
+# Fixtures already written exactly as we write JSON.
 CANONICAL = {
     "empty-object.json",
     "permissions-env-statusline.json",
@@ -144,17 +145,19 @@ def test_fixture_roundtrip(fixture: Path, settings_file: Path, home: PmuxHome) -
     if fixture.name == "old-pmux-entries.json":
         return  # the old entries are gone too: checked in test_old_entries_replaced_in_place
     assert ordered(load(settings_file)) == ordered(before)
-    if fixture.name in CANONICAL:
-        assert settings_file.read_bytes() == original or not original.strip()
+    assert settings_file.read_bytes() == original, "the user's own bytes, whatever their layout"
     uninstalled_bytes = settings_file.read_bytes()
     assert not hooks.uninstall(settings_file, home).changed
     assert settings_file.read_bytes() == uninstalled_bytes
 
 
-def test_canonical_fixtures_are_canonical() -> None:
-    """Guards CANONICAL: each of them must come back byte for byte (empty file aside)."""
-    for name in CANONICAL:
-        assert (FIXTURES / "valid" / name).is_file(), name
+@pytest.mark.parametrize("name", sorted(CANONICAL))
+def test_our_writer_reproduces_the_canonical_fixtures(name: str) -> None:
+    """What our rewrite keeps (when the record of the user's bytes is gone or they edited
+    the file since): these layouts come back byte for byte from the document alone."""
+    path = FIXTURES / "valid" / name
+    doc, layout = parse_settings(path, path.read_bytes())
+    assert dump(doc, layout) == path.read_bytes()
 
 
 @pytest.mark.parametrize(
@@ -466,6 +469,49 @@ def test_uninstall_without_record_removes_emptied_containers(
     (home.hooks_dir / "installed.json").unlink()
     hooks.uninstall(settings_file, home)
     assert load(settings_file) == {"model": "opus"}
+
+
+MIXED_LAYOUT = (
+    b'{\n\t"model":   "opus",\n\t"hooks": {"PreToolUse": [{"matcher": "Bash", '
+    b'"hooks": [{"type": "command", "command": "echo mine"}]}]},\n'
+    b'\t"env": {"A": "1.50e0"} }'
+)
+
+
+def test_uninstall_gives_back_the_users_bytes_through_an_upgrade(
+    settings_file: Path, home: PmuxHome
+) -> None:
+    """An object on one line inside a tab-indented file, odd spacing, no final newline:
+    install with the per-tool entries, upgrade (a plain install drops them), uninstall."""
+    settings_file.write_bytes(MIXED_LAYOUT)
+    hooks.install(settings_file, home, tool_hooks=True)
+    assert settings_file.read_bytes() != MIXED_LAYOUT  # re-serialised while ours are in
+    assert hooks.install(settings_file, home).changed
+    assert (home.hooks_dir / "installed.json").stat().st_mode & 0o777 == 0o600
+    hooks.uninstall(settings_file, home)
+    assert settings_file.read_bytes() == MIXED_LAYOUT
+
+
+@pytest.mark.parametrize("lost_record", [False, True])
+def test_uninstall_after_the_users_own_edit_or_without_record_keeps_the_document(
+    lost_record: bool, settings_file: Path, home: PmuxHome
+) -> None:
+    """Their bytes come back only when the document is theirs exactly; otherwise the
+    document (their edit included), in our layout."""
+    settings_file.write_bytes(MIXED_LAYOUT)
+    hooks.install(settings_file, home)
+    if lost_record:
+        (home.hooks_dir / "installed.json").unlink()
+    else:
+        doc = load(settings_file)
+        doc["model"] = "sonnet"
+        settings_file.write_text(json.dumps(doc, indent="\t"))
+    hooks.uninstall(settings_file, home)
+    expected = json.loads(MIXED_LAYOUT)
+    if not lost_record:
+        expected["model"] = "sonnet"
+    assert ordered(load(settings_file)) == ordered(expected)
+    assert settings_file.read_bytes() != MIXED_LAYOUT
 
 
 def test_uninstall_leaves_lookalikes(settings_file: Path, home: PmuxHome) -> None:

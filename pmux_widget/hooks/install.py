@@ -27,7 +27,14 @@ from .script import (
     render_script,
     write_script,
 )
-from .settings_json import Layout, SettingsError, dump, read_settings, write_settings
+from .settings_json import (
+    Layout,
+    SettingsError,
+    dump,
+    parse_settings,
+    read_settings,
+    write_settings,
+)
 
 __all__ = [
     "HooksStatus",
@@ -41,6 +48,9 @@ __all__ = [
 ]
 
 _RECORD_NAME = "installed.json"
+# The user's file as it was before our first install is kept in the record (0600, in our
+# home, as the backup beside it) up to this size, so that uninstall gives its bytes back.
+_ORIGINAL_MAX = 256 * 1024
 
 
 def _is_our_hook(hook: object, home: PmuxHome | None) -> bool:
@@ -199,6 +209,8 @@ def install(
         record = records.get(key) if found_any else None
         if not isinstance(record, dict):
             record = {"hooks_existed": hooks_existed and not found_any, "events_existed": []}
+            if original is not None and not found_any and len(original) <= _ORIGINAL_MAX:
+                record["original"] = original.decode("utf-8")
         known = set(record.get("events_existed") or [])
         known.update(event for event in added if event in events_existed)
         record["events_existed"] = sorted(known)
@@ -278,6 +290,24 @@ def _remove_ours(
     return removed, events
 
 
+def _restored(path: Path, record: object, new: bytes, layout: Layout) -> bytes:
+    """The user's own bytes from before our first install when ``new`` is that document.
+
+    Our rewrite keeps keys, order, number spellings and indentation, but not a file's
+    irregular layout (an object written on one line inside an indented file, odd spacing);
+    when nothing else changed since, uninstall gives back the file exactly.
+    """
+    text = record.get("original") if isinstance(record, dict) else None
+    if not isinstance(text, str):
+        return new
+    try:
+        original = text.encode("utf-8")
+        doc, _ = parse_settings(path, original)
+    except (SettingsError, UnicodeError):
+        return new
+    return original if dump(doc, layout) == new else new
+
+
 def uninstall(settings_file: Path, home: PmuxHome) -> UninstallResult:
     """Remove exactly our hook entries from a settings file (idempotent).
 
@@ -293,7 +323,7 @@ def uninstall(settings_file: Path, home: PmuxHome) -> UninstallResult:
     removed, _ = _remove_ours(doc, home, record if isinstance(record, dict) else None)
     if not removed:
         return UninstallResult(path, False, None, 0, f"{path}: no pmux-widget hooks found")
-    backup = write_settings(path, original, dump(doc, layout))
+    backup = write_settings(path, original, _restored(path, record, dump(doc, layout), layout))
     if key in records:
         del records[key]
         with contextlib.suppress(OSError):
