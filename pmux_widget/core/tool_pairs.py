@@ -11,9 +11,11 @@ from __future__ import annotations
 from . import signals as sig
 from .tracking import Tracking
 
-#: How many finished tool calls a session remembers: async hooks overtake each other by
-#: milliseconds, within one or two tool calls.
-KEEP = 8
+#: How many finished tool calls a session remembers. An async PreToolUse can trail its
+#: PostToolUse by up to the script's 1 s on a loaded machine, and fast tools (Read) run 25
+#: to 30 a second: 8 was too few (a Pre held back 0.3 s by the real-CLI test trails 7 to 10
+#: tool calls, and at times came back as the current tool on CI).
+KEEP = 64
 
 
 def overtaken(tracking: Tracking, signal: sig.HookSignal) -> bool:
