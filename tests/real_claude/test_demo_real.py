@@ -156,7 +156,18 @@ def test_real_demo_fleet_shows_every_state_and_stops_clean(
         background = [s for s in sessions if s.background is not None]
         assert [s.background.name for s in background if s.background] == [BACKGROUND_NAME]
         assert all(s.tmux is None for s in background)
-        assert all(s.tracking.pane for s in sessions if s.background is None)
+        # A pre-warmed spare worker whose SessionStart came before its PID file said "spare"
+        # made a row that the file then ended silently (pid:spare): not a session, and in a
+        # pane only when the daemon that runs it was started from one (which CLI starts the
+        # daemon first varies from run to run)
+        spares = [s for s in sessions if s.tracking.spare]
+        assert all(s.ended and s.source == "pid:spare" for s in spares), spares
+        paneless = [
+            (s.session_id[:8], s.project, s.source, s.ended, s.tmux)
+            for s in sessions
+            if s.background is None and not s.tracking.pane and not s.tracking.spare
+        ]
+        assert not paneless, f"sessions with no pane: {paneless}"
         # one tmux session name for all: one workspace in the widget
         assert {s.tmux.session for s in sessions if s.tmux is not None} == {"demo"}
         # /exit in every pane: SessionEnd reached the hub, and no CLI runs any more.
