@@ -206,6 +206,9 @@ def open_lab(lab: LabPage) -> None:
     lab.page.goto(lab.server.url("lab"))
     lab.page.wait_for_function("() => !!window.jupyterapp", timeout=90_000)
     lab.page.locator(f"{PANEL} .pmux-root").wait_for(state="attached", timeout=60_000)
+    # the layout restorer may collapse the sidebar after a panel was shown: a CI run's form
+    # summary went "not visible" under the click
+    lab.page.evaluate("() => window.jupyterapp.restored.then(() => true)")
 
 
 def show_panel(lab: LabPage) -> None:
