@@ -1098,6 +1098,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "permission_mode": None,
         "background_tasks": [],
         "background": None,
+        "question": None,
     }
     assert json.dumps(session.to_json()) == json.dumps(
         {k: added[k] if k in added else OLD_RECORD[k] for k in JSON_FIELDS}
@@ -1168,10 +1169,10 @@ def test_tracker_module_is_pure():
             elif isinstance(node, ast.ImportFrom):
                 imported.add(("." * node.level) + (node.module or ""))
     allowed = {"__future__", "posixpath", "collections.abc", "dataclasses", "typing", ".",
-               ".model", ".summaries", ".signals", ".wording", *rules}  # fmt: skip
+               ".model", ".question", ".summaries", ".signals", ".wording", *rules}  # fmt: skip
     assert imported <= allowed, imported - allowed
     data = (".model", ".vocabulary", ".tracking", ".summaries", ".signals",
-            ".hook_signals", ".signal_base", ".wording")  # fmt: skip
+            ".hook_signals", ".signal_base", ".wording", ".question")  # fmt: skip
     for module in (*rules, *data):
         source = Path(tracker.__file__).with_name(module[1:] + ".py").read_text()
         for banned in ("import os", "import time", "import threading", "import asyncio",

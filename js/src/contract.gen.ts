@@ -65,6 +65,27 @@ export interface Background {
   name: string;
 }
 
+/** One option of a question: its label (what an answer names) and what it means. */
+export interface QuestionOption {
+  label: string;
+  description: string;
+}
+
+/** One question of Claude's `AskUserQuestion` dialog (1–4 a dialog). */
+export interface Ask {
+  question: string;
+  header: string;
+  multi_select: boolean;
+  options: QuestionOption[];
+}
+
+/** DESIGN.md `question`: what exactly waits on the user while a session is needs-input: a permission, questions with their options (kind question), or a plan's text (kind plan; null when the CLI keeps it off the dialog). */
+export interface Question {
+  kind: "permission" | "question" | "plan";
+  questions: Ask[];
+  plan: string | null;
+}
+
 /** DESIGN.md "Session JSON": `Session.to_json()`, exactly its keys. */
 export interface SessionJSON {
   session_id: string;
@@ -94,6 +115,7 @@ export interface SessionJSON {
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
   background: Background | null;
+  question: Question | null;
 }
 
 /** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). Two long texts the view never shows are null in a row: `transcript_path`, and `last_assistant` except when it is the `answer` (P9). */
@@ -125,6 +147,7 @@ export interface Row {
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
   background: Background | null;
+  question: Question | null;
   ended: boolean;
   waiting_for: string | null;
   error_detail: string | null;

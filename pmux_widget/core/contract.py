@@ -38,6 +38,7 @@ __all__ = [
     "ActionMessage",
     "ActionName",
     "ActionResultMessage",
+    "AskJSON",
     "AttachMessage",
     "AttachResultMessage",
     "BackgroundJSON",
@@ -54,9 +55,11 @@ __all__ = [
     "KernelMessage",
     "NotificationJSON",
     "NotifyMessage",
+    "OptionJSON",
     "PatchMessage",
     "PeekMessage",
     "PeekResultMessage",
+    "QuestionJSON",
     "Row",
     "SessionJSON",
     "Snapshot",
@@ -134,6 +137,32 @@ class BackgroundJSON(TypedDict):
     name: str
 
 
+class OptionJSON(TypedDict):
+    """One option of a question: its label (what an answer names) and what it means."""
+
+    label: str
+    description: str
+
+
+class AskJSON(TypedDict):
+    """One question of Claude's ``AskUserQuestion`` dialog (1–4 a dialog)."""
+
+    question: str
+    header: str
+    multi_select: bool
+    options: list[OptionJSON]
+
+
+class QuestionJSON(TypedDict):
+    """DESIGN.md ``question``: what exactly waits on the user while a session is needs-input:
+    a permission, questions with their options (kind question), or a plan's text (kind plan;
+    null when the CLI keeps it off the dialog)."""
+
+    kind: Literal["permission", "question", "plan"]
+    questions: list[AskJSON]
+    plan: str | None
+
+
 class SessionJSON(TypedDict):
     """DESIGN.md "Session JSON": ``Session.to_json()``, exactly its keys."""
 
@@ -164,6 +193,7 @@ class SessionJSON(TypedDict):
     permission_mode: str | None
     background_tasks: list[BackgroundTaskJSON]
     background: BackgroundJSON | None
+    question: QuestionJSON | None
 
 
 class Row(SessionJSON):

@@ -21,6 +21,7 @@ from pmux_widget.core.contract import (
     ActionMessage,
     ActionName,
     ActionResultMessage,
+    AskJSON,
     AttachMessage,
     AttachResultMessage,
     BackgroundJSON,
@@ -39,9 +40,11 @@ from pmux_widget.core.contract import (
     Mode,
     NotificationJSON,
     NotifyMessage,
+    OptionJSON,
     PatchMessage,
     PeekMessage,
     PeekResultMessage,
+    QuestionJSON,
     Row,
     SessionJSON,
     Snapshot,
@@ -64,6 +67,7 @@ from pmux_widget.core.model import (
     Tokens,
     Tracking,
 )
+from pmux_widget.core.question import Ask, Option, Question
 from pmux_widget.core.wording import (
     AUTO_COMPACT_AT,
     CONTEXT_WARN_AT,
@@ -89,6 +93,9 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("TerminalLocation", TerminalJSON),
     ("BackgroundTask", BackgroundTaskJSON),
     ("Background", BackgroundJSON),
+    ("QuestionOption", OptionJSON),
+    ("Ask", AskJSON),
+    ("Question", QuestionJSON),
     ("SessionJSON", SessionJSON),
     ("Row", Row),
     ("Host", HostJSON),
@@ -246,6 +253,17 @@ _SAMPLE_MODELS = (
 )
 
 
+def _sample_question(i: int) -> Question:
+    """Each kind of dialog: a permission, a question (single or multi-select), a plan."""
+    options = (Option("Purple", "the brand's"), Option("Amber", "stands out"))
+    if i % 3 == 0:
+        return Question(kind="permission")
+    if i % 3 == 1:
+        ask = Ask("Which colour should the badge use?", "Colour", i % 2 == 0, options)
+        return Question(kind="question", questions=(ask,))
+    return Question(kind="plan", plan="1. Add the badge.\n2. Test it.")
+
+
 def sample() -> dict[str, Any]:
     """A fixed fleet (every state, live and ended) with what Python makes of it: rows, counts
     and source labels. Written to js/testing/contract-sample.gen.ts, so a vitest can check
@@ -264,6 +282,7 @@ def sample() -> dict[str, Any]:
             background=Background(f"job{i:02d}", f"bg-{i}") if i % 12 == 4 else None,
             tokens=Tokens(input=i, output=2 * i),
             source="hook:Stop",
+            question=_sample_question(i) if state is State.NEEDS_INPUT else None,
             tracking=Tracking(ended=ended),
         )
         for i, (state, ended) in enumerate(

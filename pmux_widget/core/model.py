@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from .question import Question
 from .tracking import Tracking, fast_replace
 from .vocabulary import (
     ACTION_NAMES,
@@ -66,6 +67,7 @@ __all__ = [
     "HookEvent",
     "Notification",
     "PidStatus",
+    "Question",
     "Session",
     "State",
     "TerminalLocation",
@@ -265,6 +267,7 @@ JSON_FIELDS = (
     "permission_mode",
     "background_tasks",
     "background",
+    "question",
 )
 
 
@@ -309,6 +312,8 @@ class Session:
     background_tasks: tuple[BackgroundTask, ...] = ()
     #: a background session of Claude Code's own (its job and name); None: not one
     background: Background | None = None
+    #: needs-input: what exactly waits on the user (a permission, a question, a plan)
+    question: Question | None = None
     tracking: Tracking = field(default_factory=Tracking)
 
     @property
@@ -432,6 +437,7 @@ class Session:
             "permission_mode": self.permission_mode,
             "background_tasks": [task.to_json() for task in self.background_tasks],
             "background": self.background.to_json() if self.background else None,
+            "question": self.question.to_json() if self.question else None,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -451,6 +457,7 @@ class Session:
         tasks = (BackgroundTask.from_json(task) for task in known.get("background_tasks") or ())
         known["background_tasks"] = tuple(task for task in tasks if task is not None)
         known["background"] = Background.from_json(known.get("background"))
+        known["question"] = Question.from_json(known.get("question"))
         return cls(**known, tracking=Tracking.from_record(record))
 
 
@@ -484,6 +491,7 @@ class SessionChanges(TypedDict, total=False):
     permission_mode: str | None
     background_tasks: tuple[BackgroundTask, ...]
     background: Background | None
+    question: Question | None
     tracking: Tracking
 
 

@@ -11,6 +11,7 @@ import dataclasses
 from . import signals as sig
 from . import tool_pairs
 from .model import Session, State, Tracking, clip, source_text
+from .question import question_of
 from .rules_background import from_agent_view, stop
 from .summaries import summarize_tool
 from .transitions import (
@@ -202,6 +203,7 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
         s = s.replace(
             current_tool=signal.tool_name or None,
             tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
+            question=question_of(signal.tool_name, signal.tool_input),
             tracking=s.tracking.replace(tool_at=at),
         )
         return move(s, State.NEEDS_INPUT, "hook", at, event)

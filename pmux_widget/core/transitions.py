@@ -20,6 +20,7 @@ from .model import (
     action_source,
     source_text,
 )
+from .question import Question, kind_of_tool
 
 
 class StepEdits(Protocol):
@@ -71,13 +72,19 @@ def move(
     else:
         t = t.replace(decided_at=decided, cause=cause)
     source = source_text(cause, event)
+    # What a dialog asks lives as long as the wait: a question never outlives its answer.
+    question = session.question if state is State.NEEDS_INPUT else None
+    if state is State.NEEDS_INPUT and question is None:
+        question = Question(kind=kind_of_tool(session.current_tool))
     if t.action is not None:
         # The first state change after an action is the action's doing: say so. The cause
         # stays the signal's (the rules branch on it); only the shown source changes.
         if 0 <= at - t.action_at <= ACTION_WINDOW_MS:
             source = action_source(t.action, t.action_origin)
         t = t.replace(action=None, action_at=0, action_origin="")
-    return session.replace(state=state, state_since=at, source=source, tracking=t)
+    return session.replace(
+        state=state, state_since=at, source=source, question=question, tracking=t
+    )
 
 
 def answered_since_asked(t: Tracking) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pmux_widget.core.model import ATTENTION_STATES, PRIORITY, Session, State
+from pmux_widget.core.question import Question
 
 __all__ = [
     "AUTO_COMPACT_AT",
@@ -33,6 +34,8 @@ __all__ = [
     "non_interactive",
     "notification_text",
     "pane_title",
+    "plan_words",
+    "question_words",
     "relative_paths",
     "shorten_path",
     "title_prefix",
@@ -107,8 +110,14 @@ _ASKS: Mapping[str, str] = {
 
 
 def asks(session: Session) -> str:
-    """What a needs-input session asks, in full words: the tool with its command or file
-    (relative to the session's folder), else Claude's own words, else that it waits."""
+    """What a needs-input session asks, in full words: a question with its options, a plan,
+    or the tool with its command or file (relative to the session's folder), else Claude's
+    own words, else that it waits. Never a tool's name for a question or a plan."""
+    question = session.question
+    if question is not None and question.kind == "question":
+        return question_words(question)
+    if question is not None and question.kind == "plan":
+        return plan_words(question)
     tool, summary = session.current_tool, session.tool_summary
     if tool:
         arg = summary or ""
@@ -123,6 +132,37 @@ def asks(session: Session) -> str:
     if session.waiting_for:
         return relative_paths(session.waiting_for, session.cwd)
     return "waits for your answer"
+
+
+#: A row's words stay one line: a longer question or plan is cut here (the whole text is in
+#: ``question``).
+_ASK_LIMIT = 160
+
+
+def question_words(question: Question) -> str:
+    """ "asks: Which colour should the badge use? — Purple / Amber"; several questions are
+    joined with "; " and counted."""
+    if not question.questions:
+        return "asks a question"
+    parts = [
+        f"{ask.question} — {' / '.join(ask.labels)}" if ask.labels else ask.question
+        for ask in question.questions
+    ]
+    head = "asks: " if len(parts) == 1 else f"asks {len(parts)} questions: "
+    return _one_line(head + "; ".join(parts))
+
+
+def plan_words(question: Question) -> str:
+    """ "plan ready: 1. Add the badge. 2. …", or only "plan ready" when the CLI keeps the plan
+    off the dialog."""
+    if not question.plan:
+        return "plan ready: approve it or keep planning"
+    return _one_line("plan ready: " + question.plan)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _ASK_LIMIT else text[: _ASK_LIMIT - 1] + "…"
 
 
 def answer(session: Session) -> str | None:
