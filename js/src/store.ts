@@ -6,11 +6,14 @@ import { toolText } from "./format";
 import { emptyCounts, isState } from "./states";
 import { appendTransition, type Transition } from "./timeline";
 import type {
+  Ask,
   Background,
   BackgroundTask,
   Counts,
   Host,
   PatchInput,
+  Question,
+  QuestionOption,
   Row,
   SnapshotInput,
   Tokens,
@@ -258,5 +261,33 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     dialog_token: typeof r.dialog_token === "string" ? r.dialog_token : "",
     non_interactive: str(r.non_interactive),
     pane_title: str(r.pane_title),
+    question: normalizeQuestion(r.question),
   };
+}
+
+/** The contract's ``question``, kept only when well formed (a kernel too old sends none). */
+function normalizeQuestion(raw: unknown): Question | null {
+  if (!raw || typeof raw !== "object") return null;
+  const q = raw as Record<string, unknown>;
+  if (q.kind !== "permission" && q.kind !== "question" && q.kind !== "plan") return null;
+  const questions: Ask[] = [];
+  for (const item of Array.isArray(q.questions) ? q.questions : []) {
+    if (!item || typeof item !== "object") continue;
+    const a = item as Record<string, unknown>;
+    if (typeof a.question !== "string") continue;
+    const options: QuestionOption[] = [];
+    for (const o of Array.isArray(a.options) ? a.options : []) {
+      const opt = o as Record<string, unknown> | null;
+      if (opt && typeof opt.label === "string") {
+        options.push({ label: opt.label, description: typeof opt.description === "string" ? opt.description : "" });
+      }
+    }
+    questions.push({
+      question: a.question,
+      header: typeof a.header === "string" ? a.header : "",
+      multi_select: a.multi_select === true,
+      options,
+    });
+  }
+  return { kind: q.kind, questions, plan: typeof q.plan === "string" ? q.plan : null };
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { contextWindow, describeSource } from "../src/format";
 import { emptyCounts, isState } from "../src/states";
-import { countRows, SessionStore } from "../src/store";
+import { countRows, normalizeRow, SessionStore } from "../src/store";
 import { COUNT_KEYS, STATES } from "../src/types";
 import { SAMPLE } from "../testing/contract-sample.gen";
 
@@ -26,6 +26,16 @@ describe("the Python contract's sample", () => {
 
   it("finds the same context window per model as the kernel", () => {
     for (const [model, size] of Object.entries(SAMPLE.windows)) expect(contextWindow(model || null)).toBe(size);
+  });
+
+  it("keeps every row's question as the kernel sent it (each kind of dialog)", () => {
+    const kinds = new Set<string>();
+    for (const row of SAMPLE.rows) {
+      expect(normalizeRow(row).question).toEqual(row.question);
+      if (row.question) kinds.add(row.question.kind);
+    }
+    expect([...kinds].sort()).toEqual(["permission", "plan", "question"]);
+    expect(normalizeRow({ ...SAMPLE.rows[0], question: { kind: "bogus" } }).question).toBeNull();
   });
 
   it("has the contract's states and count keys", () => {
