@@ -5,7 +5,8 @@
 #   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser);
 #                it ends with one line per part it could not have (the CLIs, Chromium, ...) and
 #                the command that fixes it (CI=1: such a part fails the run)
-#   make clis    the pinned Claude Code CLIs for the real-CLI suites, into .cache/claude-code/
+#   make clis    the pinned Claude Code CLIs (.cache/claude-code/) and Codex CLI (.cache/codex/)
+#                for the real-CLI suites
 #   make bench   the performance budgets (benchmarks/; BENCH_ARGS=--quick for a smoke run)
 #   make stress  the long reliability runs
 #   make dist    the sdist and the wheel into dist/ (python -m build), checked by twine

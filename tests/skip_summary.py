@@ -43,6 +43,12 @@ def _cli_fix(match: re.Match[str]) -> str:
     return "make clis   (the pinned CLIs, into .cache/claude-code/; or PMUX_CLAUDE_CLI=<binary>)"
 
 
+def _codex_fix(match: re.Match[str]) -> str:
+    if "npm is not on PATH" in match.group("why"):
+        return "sudo apt-get install nodejs npm && make clis"
+    return "make clis   (the pinned Codex CLI, into .cache/codex/; or PMUX_CODEX_CLI=<binary>)"
+
+
 def _browser_fix(match: re.Match[str]) -> str:
     if "not installed (pip" in match.group("why"):
         return "make install"
@@ -54,6 +60,11 @@ PARTS: tuple[Part, ...] = (
         re.compile(r"real Claude Code CLI (?:unavailable|required)[^:]*: (?P<why>.*)", re.S),
         "real Claude Code CLI {version}",
         _cli_fix,
+    ),
+    Part(
+        re.compile(r"real Codex CLI (?:unavailable|required)[^:]*: (?P<why>.*)", re.S),
+        "real Codex CLI",
+        _codex_fix,
     ),
     Part(
         re.compile(r"browser tests need Chromium \+ JupyterLab: (?P<why>.*)", re.S),

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from pmux_widget.demo.claude_env import CLI_VERSIONS, CliUnavailable, ensure_cli
+from pmux_widget.demo.codex_env import CODEX_VERSION, ensure_codex
 
 from .skip_summary import classify
 
@@ -69,12 +70,17 @@ def _install_clis(env: dict[str, str], *args: str) -> subprocess.CompletedProces
 
 def test_without_npm_one_line_per_cli_says_how_to_get_it(tmp_path: Path) -> None:
     # a PATH with python's own directory only: no npm, no node
-    env = {"PATH": str(Path(sys.executable).parent), "PMUX_CLAUDE_CACHE": str(tmp_path)}
+    env = {
+        "PATH": str(Path(sys.executable).parent),
+        "PMUX_CLAUDE_CACHE": str(tmp_path),
+        "PMUX_CODEX_CACHE": str(tmp_path / "codex"),
+    }
     done = _install_clis(env)
     assert done.returncode == 0, done.stderr  # without CI the run goes on
     lines = [line for line in done.stderr.splitlines() if "MISSING" in line]
     assert [line.split(":")[1].strip() for line in lines] == [
-        f"MISSING Claude Code CLI {v}" for v in CLI_VERSIONS
+        *(f"MISSING Claude Code CLI {v}" for v in CLI_VERSIONS),
+        f"MISSING Codex CLI {CODEX_VERSION}",
     ]
     for line in lines:
         assert "npm is not on PATH" in line
@@ -110,10 +116,17 @@ def test_installed_clis_answer_at_once() -> None:
         if os.environ.get("CI"):
             raise
         pytest.skip(f"real Claude Code CLI unavailable: {exc}")
+    try:
+        ensure_codex()
+    except CliUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"real Codex CLI unavailable: {exc}")
     done = _install_clis({})
     assert done.returncode == 0, done.stderr
     assert [line.split(" (")[0] for line in done.stdout.splitlines()] == [
-        f"clis: claude {v} ready" for v in CLI_VERSIONS
+        *(f"clis: claude {v} ready" for v in CLI_VERSIONS),
+        f"clis: codex {CODEX_VERSION} ready",
     ]
 
 

@@ -42,15 +42,18 @@ _JOB = re.compile(r"backgrounded\s*·\s*([0-9a-f]{6,})")
 _CONTROL = re.compile(r"control socket bound at (\S+)/control\.sock")
 
 
-def env_processes(config_dir: str | os.PathLike[str]) -> list[psutil.Process]:
-    """Every process whose environment names ``config_dir`` as its ``CLAUDE_CONFIG_DIR`` (the
-    daemon, pty hosts, workers, spares, views, attaches), plus their descendants (a worker's
-    tool commands), each once."""
+def env_processes(
+    config_dir: str | os.PathLike[str], var: str = "CLAUDE_CONFIG_DIR"
+) -> list[psutil.Process]:
+    """Every process whose environment names ``config_dir`` as its ``var`` (Claude's: the
+    daemon, pty hosts, workers, spares, views, attaches; Codex's ``CODEX_HOME``: the TUI, the
+    app-server daemon and its helper), plus their descendants (a worker's tool commands),
+    each once."""
     wanted = str(config_dir)
     found: dict[int, psutil.Process] = {}
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error, OSError):
-            if proc.environ().get("CLAUDE_CONFIG_DIR") == wanted:
+            if proc.environ().get(var) == wanted:
                 found[proc.pid] = proc
                 for child in proc.children(recursive=True):
                     found[child.pid] = child

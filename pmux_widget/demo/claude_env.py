@@ -53,6 +53,7 @@ __all__ = [
     "encode_project_dir",
     "ensure_cli",
     "npm_error",
+    "npm_install",
     "read_jsonl",
     "version_key",
     "wait_until",
@@ -238,6 +239,37 @@ def npm_error(output: str, keep: int = 6) -> str:
     return " | ".join(said[:keep] + said[keep:][-1:]) or output.strip()[-500:]
 
 
+def npm_install(prefix: Path, spec: str, what: str, timeout: float = 900.0) -> None:
+    """``npm install <spec>`` into its own prefix (a ``package.json`` is made when missing).
+
+    Raises :class:`CliUnavailable` with npm's words when npm is missing or fails.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        raise CliUnavailable(f"npm is not on PATH; cannot install {what}")
+    if not (prefix / "package.json").exists():
+        (prefix / "package.json").write_text('{"private": true}\n')
+    cmd = [
+        npm,
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        # Since 2.1.198 the Claude Code package asks for Node >= 22; the CLIs are native
+        # binaries, so an older Node installs them fine (npm only warns).
+        "--engine-strict=false",
+        "--prefix",
+        str(prefix),
+        spec,
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CliUnavailable(f"npm install failed: {exc}") from exc
+    if proc.returncode != 0:
+        raise CliUnavailable("npm install failed: " + npm_error(proc.stderr or proc.stdout))
+
+
 def ensure_cli(
     version: str = NEWEST,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -272,30 +304,7 @@ def ensure_cli(
         found_bin = _working((prefix, root), version)
         if found_bin:
             return found_bin
-        npm = shutil.which("npm")
-        if npm is None:
-            raise CliUnavailable("npm is not on PATH; cannot install the Claude Code CLI")
-        if not (prefix / "package.json").exists():
-            (prefix / "package.json").write_text('{"private": true}\n')
-        cmd = [
-            npm,
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            # Since 2.1.198 the package asks for Node >= 22; the CLI is a native binary, so
-            # an older Node installs it fine (npm only warns).
-            "--engine-strict=false",
-            "--prefix",
-            str(prefix),
-            f"{CLI_PACKAGE}@{version}",
-        ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise CliUnavailable(f"npm install failed: {exc}") from exc
-        if proc.returncode != 0:
-            raise CliUnavailable("npm install failed: " + npm_error(proc.stderr or proc.stdout))
+        npm_install(prefix, f"{CLI_PACKAGE}@{version}", "the Claude Code CLI", timeout)
         found_bin = _working((prefix,), version)
         if found_bin:
             return found_bin
