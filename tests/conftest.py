@@ -23,6 +23,7 @@ from .skip_summary import pytest_sessionfinish, pytest_terminal_summary  # noqa:
 _GUARD = Path(os.environ.get("TMPDIR", "/tmp")) / f"pmux-test-guard-{os.getpid()}"
 os.environ["CLAUDE_CONFIG_DIR"] = str(_GUARD / "claude")
 os.environ["PMUX_WIDGET_HOME"] = str(_GUARD / "pmux")
+os.environ["CODEX_HOME"] = str(_GUARD / "codex")  # never the real ~/.codex
 os.environ.setdefault("PMUX_WIDGET_POLL_SECONDS", "3600")  # tests poll explicitly
 
 # Every test process runs as on a machine booted a moment ago: time.monotonic() counts from

@@ -425,6 +425,36 @@ def test_pane_header(setup: Setup, receivers: Callable[..., Receiver]) -> None:
     assert_headers(setup, hub.requests[-1], run, pane="")
 
 
+def test_agent_header(setup: Setup, receivers: Callable[..., Receiver]) -> None:
+    """Codex's entries name their agent (``hook_command(home, "codex")``): the hub gets it
+    as ``X-Pmux-Agent``; Claude's name none (an empty header); anything but a-z is dropped."""
+    hub = receivers()
+    setup.hub(hub.port)
+    codex = hooks.hook_command(setup.home, "codex")
+    odd = codex.replace(" codex;", " codex1;")
+    for command, sent in ((codex, "codex"), (setup.command, ""), (odd, "")):
+        run = run_hook(setup, SMALL, argv=["/bin/sh", "-c", command])
+        assert_silent_success(run)
+        headers = {k.lower(): v for k, v in hub.requests[-1].headers.items()}
+        assert headers.get("x-pmux-agent", "") == sent
+        assert_headers(setup, hub.requests[-1], run)
+    run = run_hook(setup, SMALL, argv=["/bin/sh", "-c", codex.replace(" codex;", " 'co\"x';")])
+    assert_silent_success(run)
+    assert hub.requests[-1].headers.get("X-Pmux-Agent", "") == ""
+
+
+def test_agent_is_spooled(setup: Setup) -> None:
+    run = run_hook(setup, UNICODE, argv=["/bin/sh", "-c", hooks.hook_command(setup.home, "codex")])
+    assert_silent_success(run)
+    assert_spooled(setup, run, UNICODE)
+    [entry] = hooks.read_spool(setup.home)
+    assert entry.agent == "codex"
+    path = hooks.write_spool_entry(
+        setup.home, UNICODE, sent=entry.sent, pane="%7", ppid=entry.ppid, agent="codex"
+    )
+    assert path.read_bytes() == entry.path.read_bytes()
+
+
 # --------------------------------------------------------------------------- spooling
 
 

@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from pmux_widget.agents.codex import CodexHome
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.cli.notify import add_parser as add_notify_parser
 from pmux_widget.cli.table import format_table, redraw, watch
@@ -35,6 +36,10 @@ def _paths(args: argparse.Namespace) -> tuple[PmuxHome, Any]:
 # ------------------------------------------------------------------------------ install
 
 
+def _codex_home(args: argparse.Namespace) -> CodexHome:
+    return CodexHome.resolve(getattr(args, "codex_home", None))
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from pmux_widget import hooks
 
@@ -43,6 +48,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         path = hooks.install_settings_file(home, tool_hooks=args.tool_hooks)
         print(f"Wrote {path}\nStart Claude Code with: claude --settings {path}")
         return EXIT_OK
+    code = EXIT_OK
     try:
         result = hooks.install(
             claude_dir / "settings.json",
@@ -52,8 +58,25 @@ def cmd_install(args: argparse.Namespace) -> int:
         )
     except hooks.SettingsError as exc:
         print(f"pmux-widget: {exc}", file=sys.stderr)
+        code = EXIT_USAGE
+    else:
+        print(result.message)
+    return max(code, _install_codex(args, home))
+
+
+def _install_codex(args: argparse.Namespace, home: PmuxHome) -> int:
+    """Codex's part of install: when its home exists (``--codex`` creates it)."""
+    from pmux_widget import hooks
+
+    codex = _codex_home(args)
+    if not codex.installed and not args.codex:
+        print(f"Codex: {codex.root} not found, skipped (--codex creates it and installs there)")
+        return EXIT_OK
+    try:
+        print(hooks.install_codex(codex, home, create=args.codex).message)
+    except hooks.SettingsError as exc:
+        print(f"pmux-widget: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(result.message)
     return EXIT_OK
 
 
@@ -61,20 +84,29 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     from pmux_widget import hooks
 
     home, claude_dir = _paths(args)
+    code = EXIT_OK
     try:
         result = hooks.uninstall(claude_dir / "settings.json", home)
     except hooks.SettingsError as exc:
         print(f"pmux-widget: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(result.message)
-    return EXIT_OK
+        code = EXIT_USAGE
+    else:
+        print(result.message)
+    codex = _codex_home(args)
+    if codex.installed:
+        try:
+            print(hooks.uninstall_codex(codex, home).message)
+        except hooks.SettingsError as exc:
+            print(f"pmux-widget: {exc}", file=sys.stderr)
+            code = EXIT_USAGE
+    return code
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from pmux_widget import hooks
 
     home, claude_dir = _paths(args)
-    checks = hooks.doctor(claude_dir, home)
+    checks = hooks.doctor(claude_dir, home, codex_home=_codex_home(args))
     for check in checks:
         mark = "OK  " if check.ok else ("note" if check.optional else "FIX ")
         print(f"{mark} {check.name}: {check.message}")
@@ -376,9 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--claude-home", help="Claude's config dir (default $CLAUDE_CONFIG_DIR or ~/.claude)"
     )
+    parser.add_argument("--codex-home", help="Codex's home (default $CODEX_HOME or ~/.codex)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("install", help="install the status hooks into Claude's settings.json")
+    p = sub.add_parser(
+        "install",
+        help="install the status hooks into Claude's settings.json, and into Codex's hooks.json "
+        "(trusted in its config.toml) when Codex's home exists",
+    )
     p.add_argument(
         "--settings-file",
         action="store_true",
@@ -398,9 +435,19 @@ def build_parser() -> argparse.ArgumentParser:
         "a missing one usually means Claude Code is not installed, or CLAUDE_CONFIG_DIR "
         "points elsewhere)",
     )
+    p.add_argument(
+        "--codex",
+        action="store_true",
+        help="install into Codex too even when its home ($CODEX_HOME or ~/.codex) does not "
+        "exist yet (it is created)",
+    )
     p.set_defaults(func=cmd_install)
 
-    p = sub.add_parser("uninstall", help="remove exactly our hooks from Claude's settings.json")
+    p = sub.add_parser(
+        "uninstall",
+        help="remove exactly our hooks from Claude's settings.json and Codex's hooks.json "
+        "(and their trust)",
+    )
     p.set_defaults(func=cmd_uninstall)
 
     p = sub.add_parser("status", help="print every live session's state")

@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -182,10 +183,12 @@ class TmuxCodex:
         self.close()
 
     def close(self) -> list[int]:
-        """End the tmux server and every process of the env (see :func:`end_codex_processes`);
-        returns their pids. Safe to call twice."""
+        """End the tmux server and every process of the env (see :func:`end_codex_processes`)
+        and remove the daemon's copy of the binary; returns the pids. Safe to call twice."""
         self.tmux("kill-server")
         ended = end_codex_processes(self.env)
+        # The daemon's own copy of the binary (315 MB per home): a throw-away env's only.
+        shutil.rmtree(self.env.codex_home.root / "packages", ignore_errors=True)
         sock_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
         with contextlib.suppress(OSError):
             (sock_dir / self.socket_name).unlink()

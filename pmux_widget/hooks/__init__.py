@@ -1,10 +1,17 @@
-"""Claude Code hooks: the script that reports each hook to our hubs, the spool it falls back
-to, our entries in Claude's settings, and ``doctor``. This package's public names; the
-details are in ``docs/hooks.md``.
+"""Claude Code's and Codex's hooks: the script that reports each hook to our hubs, the spool
+it falls back to, our entries in Claude's settings and Codex's hooks.json (with their trust),
+and ``doctor``. This package's public names; the details are in ``docs/hooks.md``.
 """
 
 from __future__ import annotations
 
+from .codex_install import (
+    CodexHooksStatus,
+    CodexInstallResult,
+    codex_hooks_status,
+    install_codex,
+    uninstall_codex,
+)
 from .doctor import DoctorCheck, doctor
 from .hubs import HubInfo, clean_stale_hub_files, live_hubs, remove_hub_file, write_hub_file
 from .install import (
@@ -45,6 +52,8 @@ __all__ = [
     "MARKER",
     "SPOOL_CAP",
     "TOOL_EVENTS",
+    "CodexHooksStatus",
+    "CodexInstallResult",
     "DoctorCheck",
     "HooksStatus",
     "HubInfo",
@@ -54,12 +63,14 @@ __all__ = [
     "UninstallResult",
     "clean_spool_temp",
     "clean_stale_hub_files",
+    "codex_hooks_status",
     "default_settings_file",
     "doctor",
     "hook_command",
     "hook_entry",
     "hooks_status",
     "install",
+    "install_codex",
     "install_settings_file",
     "is_our_command",
     "live_hubs",
@@ -70,6 +81,7 @@ __all__ = [
     "render_script",
     "sh_quote",
     "uninstall",
+    "uninstall_codex",
     "write_hub_file",
     "write_script",
     "write_spool_entry",

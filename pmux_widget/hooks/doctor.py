@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pmux_widget.agents.codex import CodexHome
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.processes import pid_alive
 
+from .codex_install import codex_hooks_status
 from .hubs import live_hubs
 from .install import hooks_status
 from .spool import spooled_count
@@ -55,8 +57,16 @@ def _health(port: int, timeout: float) -> str | None:
     return "unexpected answer"
 
 
-def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> list[DoctorCheck]:
-    """Check what the hooks need, one :class:`DoctorCheck` per line. Never raises."""
+def doctor(
+    claude_home_dir: Path,
+    home: PmuxHome,
+    *,
+    timeout: float = 0.5,
+    codex_home: CodexHome | None = None,
+) -> list[DoctorCheck]:
+    """Check what the hooks need, one :class:`DoctorCheck` per line. Never raises.
+    ``codex_home``: Codex's (default ``$CODEX_HOME`` or ``~/.codex``); a missing one is a
+    note, not a fault (Codex is optional)."""
     checks: list[DoctorCheck] = []
     claude_dir = Path(claude_home_dir)
     if claude_dir.is_dir():
@@ -88,6 +98,10 @@ def doctor(claude_home_dir: Path, home: PmuxHome, *, timeout: float = 0.5) -> li
                 "hook script", False, f"{home.hook_script} missing: run `pmux-widget install`"
             )
         )
+    codex = codex_hooks_status(codex_home or CodexHome.resolve(), home)
+    checks.append(
+        DoctorCheck("codex hooks", codex.ok, codex.message, optional=not codex.home_exists)
+    )
     token = home.token_file
     if token.is_file():
         mode = token.stat().st_mode & 0o777

@@ -111,15 +111,18 @@ def write_script(home: PmuxHome) -> Path:
     return path
 
 
-def hook_command(home: PmuxHome) -> str:
+def hook_command(home: PmuxHome, agent: str | None = None) -> str:
     """The settings.json command (for ``/bin/sh -c``), see ``docs/hooks.md``.
 
     ``[ -x '<script>' ] && exec '<script>'; cat >/dev/null # pmux-widget``: ``exec`` saves
     a fork (and makes the script's parent Claude itself); when the script is gone (home
     deleted without ``uninstall``), stdin is drained and the hook still exits 0 silently.
+    ``agent`` (``"codex"``): passed to the script as its argument, so the hub knows which
+    agent sent the hook (Claude's command names none).
     """
     script = sh_quote(str(home.hook_script))
-    return f"[ -x {script} ] && exec {script}; cat >/dev/null {MARKER}"
+    named = f" {agent}" if agent else ""
+    return f"[ -x {script} ] && exec {script}{named}; cat >/dev/null {MARKER}"
 
 
 def hook_entry(home: PmuxHome, event: str | None = None) -> dict[str, Any]:

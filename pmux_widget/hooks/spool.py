@@ -46,12 +46,14 @@ class SpoolEntry:
     sent: int = 0
     pane: str = ""
     ppid: int = 0
+    #: the agent the hook command named ("codex"; "" for Claude Code's hooks, which name none)
+    agent: str = ""
     payload_bytes: bytes = b""
     error: str | None = None
 
 
 _ENVELOPE_PREFIX = re.compile(
-    rb'\{"sent":(\d+),"pane":"([%0-9A-Za-z_.:@+\-]*)","ppid":(\d+),"payload":'
+    rb'\{"sent":(\d+),"pane":"([%0-9A-Za-z_.:@+\-]*)","ppid":(\d+)(?:,"agent":"[a-z]*")?,"payload":'
 )
 
 
@@ -75,13 +77,16 @@ def _parse_spool_file(path: Path, data: bytes) -> SpoolEntry:
         return SpoolEntry(path, error='"ppid": missing or not an integer')
     if "payload" not in envelope:
         return SpoolEntry(path, error='"payload": missing')
+    agent = envelope.get("agent", "")
+    if not isinstance(agent, str) or not re.fullmatch(r"[a-z]*", agent):
+        agent = ""
     match = _ENVELOPE_PREFIX.match(data)
     body = data.rstrip(b"\n")
     if match and body.endswith(b"}"):
         raw = body[match.end() : -1]  # the payload exactly as the script received it
     else:  # written by something else: re-encode the parsed payload
         raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    return SpoolEntry(path, sent=sent, pane=pane, ppid=ppid, payload_bytes=raw)
+    return SpoolEntry(path, sent=sent, pane=pane, ppid=ppid, agent=agent, payload_bytes=raw)
 
 
 def read_spool(home: PmuxHome) -> list[SpoolEntry]:
@@ -119,7 +124,13 @@ def remove_spool_entries(entries: Iterable[SpoolEntry]) -> int:
 
 
 def write_spool_entry(
-    home: PmuxHome, payload: bytes, *, sent: int, pane: str = "", ppid: int = 0
+    home: PmuxHome,
+    payload: bytes,
+    *,
+    sent: int,
+    pane: str = "",
+    ppid: int = 0,
+    agent: str = "",
 ) -> Path:
     """Spool one event from Python, in exactly the script's format (for drivers and tests)."""
     if not re.fullmatch(r"[%0-9A-Za-z_.:@+\-]*", pane):
@@ -127,10 +138,12 @@ def write_spool_entry(
     home.spool_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     if payload.endswith(b"\n"):
         payload = payload[:-1]
-    data = b'{"sent":%d,"pane":"%s","ppid":%d,"payload":%s}\n' % (
+    named = b',"agent":"%s"' % agent.encode() if re.fullmatch(r"[a-z]+", agent) else b""
+    data = b'{"sent":%d,"pane":"%s","ppid":%d%s,"payload":%s}\n' % (
         sent,
         pane.encode(),
         ppid,
+        named,
         payload,
     )
     path = home.spool_dir / f"{sent:015d}-{os.getpid()}{SPOOL_SUFFIX}"

@@ -93,6 +93,5 @@ def tmux_codex(
             print("--- hooks ---\n" + "\n".join(codex_env.hook_events()))
         sockets = daemon_socket_dirs(codex_env)
         tc.close()
-        shutil.rmtree(codex_env.codex_home.root / "packages", ignore_errors=True)
         assert [p.pid for p in codex_processes(codex_env)] == [], "Codex processes left"
         assert [s for s in sockets if s.exists()] == [], "daemon socket left under /tmp"
