@@ -149,15 +149,27 @@ class TmuxCodex:
 
     def open_another(self, args: Sequence[str] = (), timeout: float = 60.0) -> TmuxCodex:
         """A second TUI of the same env in a new window of the same server (same daemon)."""
-        self.tmux("new-window", "-t", "codex", "-c", str(self.env.cwd), self.command(args))
-        return self._opened(True, timeout)
+        self.tmux("new-window", "-t", "codex:", "-c", str(self.env.cwd), self.command(args))
+        return self._opened(True, timeout, args)
 
-    def _opened(self, wait_ready: bool, timeout: float) -> TmuxCodex:
+    def _opened(self, wait_ready: bool, timeout: float, args: Sequence[str] = ()) -> TmuxCodex:
         panes = self.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_pid}").split()
         pane, pid = panes[-2], int(panes[-1])
+        if pane in self.panes:
+            raise RuntimeError(f"tmux opened no new pane (still {self.panes})")
         self.panes.append(pane)
         self.pids.append(pid)
         if wait_ready:
+            # The TUI draws its prompt at once but takes no keys until the shared daemon runs:
+            # starting a home's first daemon copies Codex's 315 MB binary into it, seconds
+            # on a busy machine. Keys typed meanwhile are held back, then arrive at once.
+            # (With --no-daemon the TUI runs its turns itself.)
+            wait_until(
+                lambda: "--no-daemon" in self.args + list(args) or self.daemon() is not None,
+                timeout,
+                0.1,
+                what="the TUI's app-server (the shared daemon or its own)",
+            )
             wait_until(
                 lambda: READY.search(s := self.screen(pane)) and not _LOADING.search(s),
                 timeout,
@@ -165,6 +177,14 @@ class TmuxCodex:
                 what="the Codex TUI's prompt",
             )
         return self
+
+    def daemon(self) -> int | None:
+        """The pid of the env's live shared daemon (``daemon.pid``), or None."""
+        pid = (self.env.daemon_info() or {}).get("pid")
+        with contextlib.suppress(psutil.Error, TypeError, ValueError):
+            if isinstance(pid, int) and "--managed-daemon" in psutil.Process(pid).cmdline():
+                return pid
+        return None
 
     @property
     def pane(self) -> str:
