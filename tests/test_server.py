@@ -58,7 +58,8 @@ def test_sessions_json_has_contract_shape(hub):
         "session_id", "state", "running", "state_since", "cwd", "project", "workspace", "pid",
         "tmux", "terminal", "transcript_path", "model", "current_tool", "tool_summary",
         "last_assistant", "last_prompt", "tokens", "context_tokens", "compacting", "subagents",
-        "error", "ports", "source", "host", "permission_mode", "background_tasks", "background",
+        "error", "ports", "source", "host", "agent", "permission_mode", "background_tasks",
+        "background",
     ]  # fmt: skip
     assert data["sessions"][0]["host"]  # the machine's name (the fleet's hosts)
 

@@ -1095,6 +1095,7 @@ def test_records_of_the_previous_layout_load_and_round_trip():
     added = {
         "terminal": None,
         "host": None,
+        "agent": "claude",  # records from before Codex (issue 36) were all Claude's
         "permission_mode": None,
         "background_tasks": [],
         "background": None,
@@ -1169,10 +1170,11 @@ def test_tracker_module_is_pure():
             elif isinstance(node, ast.ImportFrom):
                 imported.add(("." * node.level) + (node.module or ""))
     allowed = {"__future__", "posixpath", "collections.abc", "dataclasses", "typing", ".",
-               ".model", ".question", ".summaries", ".signals", ".wording", *rules}  # fmt: skip
+               ".model", ".question", ".summaries", ".signals", ".wording", ".agents",
+               *rules}  # fmt: skip
     assert imported <= allowed, imported - allowed
     data = (".model", ".vocabulary", ".tracking", ".summaries", ".signals",
-            ".hook_signals", ".signal_base", ".wording", ".question")  # fmt: skip
+            ".hook_signals", ".signal_base", ".wording", ".question", ".agents")  # fmt: skip
     for module in (*rules, *data):
         source = Path(tracker.__file__).with_name(module[1:] + ".py").read_text()
         for banned in ("import os", "import time", "import threading", "import asyncio",

@@ -112,6 +112,7 @@ export interface SessionJSON {
   ports: number[];
   source: string;
   host: string | null;
+  agent: "claude" | "codex";
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
   background: Background | null;
@@ -144,6 +145,7 @@ export interface Row {
   ports: number[];
   source: string;
   host: string | null;
+  agent: "claude" | "codex";
   permission_mode: string | null;
   background_tasks: BackgroundTask[];
   background: Background | null;

@@ -240,6 +240,8 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     ports: Array.isArray(r.ports) ? r.ports.filter((p): p is number => typeof p === "number") : [],
     source,
     host: str(r.host),
+    // a kernel from before Codex (issue 36) sends no agent: its rows were Claude's
+    agent: r.agent === "codex" ? "codex" : "claude",
     permission_mode: str(r.permission_mode),
     background_tasks: Array.isArray(r.background_tasks)
       ? r.background_tasks.filter(

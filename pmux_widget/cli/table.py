@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pmux_widget.core.agents import DEFAULT_AGENT
 from pmux_widget.core.contract import describe_source
 from pmux_widget.core.model import Session
 from pmux_widget.core.wording import context_window, lines, need_you
@@ -113,6 +114,11 @@ def _context(session: Session) -> str:
     return f"{min(100, share)}%"
 
 
+def _named(s: Session) -> str:
+    """The session's name, with its agent when it is not the default one (``[codex]``)."""
+    return s.name if s.agent == DEFAULT_AGENT else f"{s.name} [{s.agent}]"
+
+
 def _tokens(session: Session) -> str:
     t = session.tokens
     return f"{kilo(t.input + t.cache_read + t.cache_creation)}/{kilo(t.output)}"
@@ -148,7 +154,7 @@ def format_table(
             "ended" if s.ended else s.state.value,
             age(s.state_since or now, now),
             s.session_id[:8],
-            s.name,
+            _named(s),
             _tokens(s),
             _context(s),
             _why(s, raw_why),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal, TypedDict, Union
 
+from pmux_widget.core.agents import Agent
 from pmux_widget.core.model import Session, State, count_states
 from pmux_widget.core.wording import (
     AUTO_COMPACT_AT,
@@ -190,6 +191,7 @@ class SessionJSON(TypedDict):
     ports: list[int]
     source: str
     host: str | None
+    agent: Agent
     permission_mode: str | None
     background_tasks: list[BackgroundTaskJSON]
     background: BackgroundJSON | None

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_args
 
+from .agents import Agent, agent_of
 from .model import BackgroundTask, HookEvent
 from .signal_base import Invalid, Signal
 
@@ -54,6 +55,8 @@ class HookSignal(Signal):
     permission_mode: str | None = None
     #: the hook's ``CLAUDE_CODE_ENTRYPOINT`` (the CLI's, inherited), when the hub read it
     entrypoint: str | None = None
+    #: the agent CLI that ran the hook, when its command named one (Codex's do; Claude's not)
+    agent: Agent | None = None
 
     @property
     def event_name(self) -> str:
@@ -246,12 +249,14 @@ def parse_hook(
     live: bool = True,
     pane: str | None = None,
     pid: int | None = None,
+    agent: str | None = None,
 ) -> HookSignal | Invalid:
     """Turn a raw hook payload (decoded JSON, or bytes/str of it) into a typed hook signal.
 
     ``at`` is when the hook was sent (ms epoch). Required: a JSON object with non-empty string
     ``session_id`` and ``hook_event_name``. Optional fields must have their documented types
     when present (``null`` counts as absent). Unknown events become :class:`OtherHook`.
+    ``agent``: what the hook's command named (``X-Pmux-Agent``); an unknown name is dropped.
     """
     if isinstance(payload, bytes | bytearray | str):
         try:
@@ -263,6 +268,7 @@ def parse_hook(
     if not isinstance(payload, dict):
         return Invalid(f"payload must be a JSON object, not {type(payload).__name__}")
     fields: dict[str, Any] = {"at": at, "live": live, "pane": pane or None, "pid": pid}
+    fields["agent"] = agent_of(agent)
     for key in ("session_id", "hook_event_name"):
         value = payload.get(key)
         if value is None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from .agents import DEFAULT_AGENT, Agent, agent_of
 from .question import Question
 from .tracking import Tracking, fast_replace
 from .vocabulary import (
@@ -264,6 +265,7 @@ JSON_FIELDS = (
     "ports",
     "source",
     "host",
+    "agent",
     "permission_mode",
     "background_tasks",
     "background",
@@ -306,6 +308,8 @@ class Session:
     source: str = ""
     #: the machine the session runs on (the fleet's hosts; None: this one, unnamed)
     host: str | None = None
+    #: which agent CLI runs it ("claude" until a hook names another)
+    agent: Agent = DEFAULT_AGENT
     #: the permission mode its hooks report (default, auto, acceptEdits, plan, …)
     permission_mode: str | None = None
     #: tasks its last turn left running (background agents, shells)
@@ -434,6 +438,7 @@ class Session:
             "ports": list(self.ports),
             "source": self.source,
             "host": self.host,
+            "agent": self.agent,
             "permission_mode": self.permission_mode,
             "background_tasks": [task.to_json() for task in self.background_tasks],
             "background": self.background.to_json() if self.background else None,
@@ -458,6 +463,7 @@ class Session:
         known["background_tasks"] = tuple(task for task in tasks if task is not None)
         known["background"] = Background.from_json(known.get("background"))
         known["question"] = Question.from_json(known.get("question"))
+        known["agent"] = agent_of(known.get("agent")) or DEFAULT_AGENT  # older records: none
         return cls(**known, tracking=Tracking.from_record(record))
 
 
@@ -488,6 +494,7 @@ class SessionChanges(TypedDict, total=False):
     ports: tuple[int, ...]
     source: str
     host: str | None
+    agent: Agent
     permission_mode: str | None
     background_tasks: tuple[BackgroundTask, ...]
     background: Background | None

@@ -10,6 +10,7 @@ import dataclasses
 
 from . import signals as sig
 from . import tool_pairs
+from .agents import FACTS
 from .model import Session, State, Tracking, clip, source_text
 from .question import question_of
 from .rules_background import from_agent_view, stop
@@ -64,7 +65,10 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     if not stale and not isinstance(signal, sig.SessionEnd):
         s = s.replace(running=True)  # a hook is proof of life
         t = t.replace(ended=False, gone_checks=0)
-    if signal.pane and session.background is None:  # a worker's TMUX_PANE is the daemon's
+    agent = signal.agent or session.agent
+    # a background worker's TMUX_PANE is its daemon's; so is every Codex hook's (its shared
+    # app-server daemon runs every TUI's hooks with the pane of the TUI that started it)
+    if signal.pane and session.background is None and FACTS[agent].hook_pane_is_its_own:
         t = t.replace(pane=signal.pane)
     if signal.entrypoint and t.interactive is None:  # a PID file's entrypoint and kind win
         t = t.replace(interactive=interactive_of(signal.entrypoint), entrypoint=signal.entrypoint)
@@ -78,6 +82,8 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
         s = s.replace(pid=signal.pid)
     if signal.permission_mode and not stale:
         s = s.replace(permission_mode=signal.permission_mode)
+    if agent != s.agent:
+        s = s.replace(agent=agent)
 
     # A hook that happened before what we already know may only move order-free counters.
     s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
@@ -144,6 +150,7 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
     at = signal.at
     event = signal.event_name
     sub = signal.from_subagent
+    facts = FACTS[s.agent]
 
     if isinstance(signal, sig.SessionStart):
         if signal.model:
@@ -195,6 +202,8 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
                 tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
                 tracking=s.tracking.replace(tool_at=at),
             )
+        if signal.tool_name in facts.question_tools and not sub:
+            return move(s, State.NEEDS_INPUT, "hook", at, event)  # its PostToolUse: busy
         if s.state in (State.IDLE, State.UNKNOWN):
             return move(s, State.BUSY, "hook", at, event)
         return s
@@ -280,6 +289,11 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
         if s.background is not None:  # claude stop: listed (stopped) until claude rm
             return stop(s, "background:stopped", at, event)
         s = end(s, "hook", at, event)
+        return move(s, State.IDLE, "hook", at, event)
+
+    if isinstance(signal, sig.OtherHook) and signal.name in facts.interrupt_events and not sub:
+        # Esc, or an approval declined: the turn is over with no answer (no Stop follows)
+        s = s.replace(current_tool=None, tool_summary=None, tracking=s.tracking.replace(tool_at=at))
         return move(s, State.IDLE, "hook", at, event)
 
     return s  # OtherHook: proof of life only

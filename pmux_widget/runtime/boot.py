@@ -93,7 +93,13 @@ def replay_spool(
         if entry.error:
             log.warning("spooled hook %s unreadable: %s", entry.path, entry.error)
             continue
-        signal = parse_hook(entry.payload_bytes, at=entry.sent, live=False, pane=entry.pane)
+        signal = parse_hook(
+            entry.payload_bytes,
+            at=entry.sent,
+            live=False,
+            pane=entry.pane,
+            agent=entry.agent or None,
+        )
         if isinstance(signal, Invalid):
             log.warning("spooled hook %s rejected: %s", entry.path, signal.reason)
             continue

@@ -172,6 +172,7 @@ class HookHandler(_Base):
             b"".join(self._chunks),
             at=parse_sent(headers.get("X-Pmux-Sent"), now),
             pane=headers.get("X-Pmux-Pane") or None,
+            agent=headers.get("X-Pmux-Agent") or None,
         )
         if isinstance(signal, Invalid):
             self.fail(400, signal.reason)

@@ -1,0 +1,48 @@
+"""The agent CLIs a session can run in, and what the tracker must know of each: facts as data,
+so the state machine stays one for both (issue 36). Recorded behaviour of Codex:
+``docs/codex-behaviour.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+__all__ = ["AGENTS", "DEFAULT_AGENT", "FACTS", "Agent", "AgentFacts", "agent_of"]
+
+Agent = Literal["claude", "codex"]
+AGENTS: tuple[Agent, ...] = get_args(Agent)
+#: what a session is until a hook names another agent (Claude's hooks name none)
+DEFAULT_AGENT: Agent = "claude"
+
+
+@dataclass(frozen=True)
+class AgentFacts:
+    """What differs between the agents, for the tracker."""
+
+    #: a hook's ``$TMUX_PANE`` is the session's own pane (Codex's shared daemon runs every
+    #: TUI's hooks with the pane of the TUI that started it)
+    hook_pane_is_its_own: bool = True
+    #: a PreToolUse of one of these tools shows a question and waits for the answer (Codex's
+    #: Plan-mode ``request_user_input`` fires no PermissionRequest)
+    question_tools: frozenset[str] = frozenset()
+    #: hook events that end a turn with no answer (Esc, an approval declined): idle
+    interrupt_events: frozenset[str] = frozenset()
+
+
+FACTS: dict[Agent, AgentFacts] = {
+    "claude": AgentFacts(),
+    "codex": AgentFacts(
+        hook_pane_is_its_own=False,
+        question_tools=frozenset({"request_user_input"}),
+        interrupt_events=frozenset({"Interrupt"}),
+    ),
+}
+
+
+def agent_of(text: object) -> Agent | None:
+    """``text`` if it names a known agent, else None."""
+    for agent in AGENTS:
+        if text == agent:
+            return agent
+    return None

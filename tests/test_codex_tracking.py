@@ -1,0 +1,106 @@
+"""Codex sessions in the one state machine (issue 36): the hooks Codex sends
+(``docs/codex-behaviour.md``, recorded payloads) drive the same states as Claude's, by facts
+kept as data (``core/agents.py``), and the session says ``"agent": "codex"``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pmux_widget.core import signals as s
+from pmux_widget.core.agents import FACTS
+from pmux_widget.core.model import Session, State
+from pmux_widget.core.tracker import reduce
+
+SID = "01a24e41-8761-75e1-a52a-a6952be4d80d"
+CWD = "/home/dev/project"
+ROLLOUT = f"/home/dev/.codex/sessions/2026/12/07/rollout-2026-12-07T02-07-27-{SID}.jsonl"
+
+
+class Run:
+    def __init__(self) -> None:
+        self.fleet: dict[str, Session] = {}
+        self.now = 100_000
+
+    def hook(self, event: str, agent: str | None = "codex", **fields: Any) -> Session:
+        self.now += 10
+        payload = {
+            "session_id": SID,
+            "hook_event_name": event,
+            "cwd": CWD,
+            "transcript_path": ROLLOUT,
+            "model": "gpt-5",
+            "permission_mode": "default",
+            **fields,
+        }
+        pane = payload.pop("pane", "%0")
+        signal = s.parse_hook(payload, at=self.now, pane=pane, agent=agent)
+        assert not isinstance(signal, s.Invalid), signal
+        self.fleet = reduce(self.fleet, signal, self.now).sessions
+        return self.fleet[SID]
+
+
+def test_an_approval_turn() -> None:
+    run = Run()
+    assert run.hook("SessionStart", source="startup").state is State.IDLE
+    assert run.fleet[SID].agent == "codex"
+    assert run.hook("UserPromptSubmit", prompt="touch a file").state is State.BUSY
+    bash = {"tool_name": "Bash", "tool_input": {"command": "touch approved.txt"}}
+    run.hook("PreToolUse", tool_use_id="call_1", **bash)
+    asked = run.hook("PermissionRequest", **bash)
+    assert asked.state is State.NEEDS_INPUT and asked.tool_summary
+    assert run.hook("PostToolUse", tool_use_id="call_1", tool_response="", **bash).state is (
+        State.BUSY
+    )
+    done = run.hook("Stop", stop_hook_active=False, last_assistant_message="Done.")
+    assert done.state is State.REVIEW and done.last_assistant == "Done."
+    assert done.agent == "codex" and done.to_json()["agent"] == "codex"
+
+
+def test_a_declined_approval_is_an_interrupt_and_goes_idle() -> None:
+    run = Run()
+    run.hook("UserPromptSubmit", prompt="touch a file")
+    run.hook("PermissionRequest", tool_name="Bash", tool_input={"command": "touch x"})
+    gone = run.hook("Interrupt")
+    assert gone.state is State.IDLE and gone.current_tool is None
+    assert gone.source == "hook:Interrupt"
+
+
+def test_a_plan_mode_question_waits_until_answered() -> None:
+    run = Run()
+    run.hook("UserPromptSubmit", prompt="ask me")
+    question = {"tool_name": "request_user_input", "tool_input": {"questions": []}}
+    assert run.hook("PreToolUse", tool_use_id="c2", **question).state is State.NEEDS_INPUT
+    answered = run.hook("PostToolUse", tool_use_id="c2", tool_response="{}", **question)
+    assert answered.state is State.BUSY
+
+
+def test_codex_hooks_do_not_give_the_session_the_daemons_pane() -> None:
+    run = Run()
+    session = run.hook("UserPromptSubmit", prompt="hi", pane="%0")
+    assert session.tracking.pane is None  # every TUI's hooks carry the daemon's TMUX_PANE
+    claude = Run()
+    assert claude.hook("UserPromptSubmit", agent=None, prompt="hi").tracking.pane == "%0"
+
+
+def test_claude_sessions_stay_claude_and_ignore_codex_only_facts() -> None:
+    run = Run()
+    run.hook("UserPromptSubmit", agent=None, prompt="hi")
+    assert run.fleet[SID].agent == "claude"
+    # an event Claude does not have is proof of life only for it
+    assert run.hook("Interrupt", agent=None).state is State.BUSY
+    ask = {"tool_name": "request_user_input", "tool_input": {}}
+    assert run.hook("PreToolUse", agent=None, **ask).state is State.BUSY
+
+
+@pytest.mark.parametrize("named", ["CODEX", "gemini", "", "codex\n"])
+def test_an_unknown_agent_name_is_dropped(named: str) -> None:
+    signal = s.parse_hook({"session_id": SID, "hook_event_name": "Stop"}, at=1, agent=named)
+    assert not isinstance(signal, s.Invalid) and signal.agent is None
+
+
+def test_the_facts_hold_for_every_agent() -> None:
+    assert set(FACTS) == {"claude", "codex"}
+    assert Session.from_record({"session_id": SID, "agent": "nope"}).agent == "claude"
+    assert Session.from_record({"session_id": SID, "agent": "codex"}).agent == "codex"
