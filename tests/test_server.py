@@ -59,7 +59,7 @@ def test_sessions_json_has_contract_shape(hub):
         "tmux", "terminal", "transcript_path", "model", "current_tool", "tool_summary",
         "last_assistant", "last_prompt", "tokens", "context_tokens", "compacting", "subagents",
         "error", "ports", "source", "host", "agent", "permission_mode", "background_tasks",
-        "background",
+        "background", "question",
     ]  # fmt: skip
     assert data["sessions"][0]["host"]  # the machine's name (the fleet's hosts)
 
