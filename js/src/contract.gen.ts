@@ -5,7 +5,7 @@ export type State = "idle" | "busy" | "needs-input" | "review" | "unknown";
 
 export type Mode = "full" | "sidebar-stub";
 
-export type ActionName = "approve" | "deny" | "interrupt" | "send" | "stop" | "remove";
+export type ActionName = "approve" | "deny" | "interrupt" | "send" | "answer" | "stop" | "remove";
 
 export const STATES: readonly State[] = ["idle", "busy", "needs-input", "review", "unknown"];
 
@@ -294,8 +294,10 @@ export interface InstallHooksMessage {
   type: "install_hooks";
 }
 
-/** Approve, deny, interrupt or send (`text`) to a session; `token` is the row's `dialog_token` as shown when clicked (a changed state refuses the action). */
+/** Approve, deny, interrupt, send (`text`) or answer (`options`: labels; `text`: the free-text "Other") to a session; a plan's approve may name `mode`, its deny gives `text` as feedback. `token` is the row's `dialog_token` as shown when clicked (a changed state refuses the action). */
 export interface ActionMessage {
+  options?: string[];
+  mode?: string;
   type: "action";
   session_id: string;
   action: ActionName;

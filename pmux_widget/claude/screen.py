@@ -15,7 +15,18 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Choice", "Dialog", "Screen", "keys_for_choice", "last_lines", "parse_screen"]
+from .ask_screen import PlanDialog, QuestionDialog, parse_plan, parse_question
+
+__all__ = [
+    "Choice",
+    "Dialog",
+    "PlanDialog",
+    "QuestionDialog",
+    "Screen",
+    "keys_for_choice",
+    "last_lines",
+    "parse_screen",
+]
 
 Answer = Literal["yes", "no"]
 
@@ -84,6 +95,15 @@ class Screen:
     busy: bool
     #: The text in the prompt box (``""`` when empty), or None when no prompt box is shown.
     prompt_text: str | None
+    #: An ``AskUserQuestion`` dialog (a question's page or the review page).
+    question: QuestionDialog | None = None
+    #: ``ExitPlanMode``'s dialog.
+    plan: PlanDialog | None = None
+
+    @property
+    def asking(self) -> bool:
+        """Any dialog waits: a permission, a question, a plan (or auto mode's notice)."""
+        return self.dialog is not None or self.question is not None or self.plan is not None
 
 
 def parse_screen(text: str) -> Screen:
@@ -91,10 +111,14 @@ def parse_screen(text: str) -> Screen:
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
+    question = parse_question(lines)
+    plan = None if question is not None else parse_plan(lines)
     return Screen(
-        dialog=_dialog(lines),
+        dialog=_dialog(lines) if question is None and plan is None else None,
         busy=any(_BUSY.search(line) for line in lines[-3:]),
-        prompt_text=_prompt_text(lines),
+        prompt_text=None if question is not None or plan is not None else _prompt_text(lines),
+        question=question,
+        plan=plan,
     )
 
 

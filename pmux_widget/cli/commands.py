@@ -282,7 +282,14 @@ def resolve_session(sessions: list[dict[str, Any]], given: str) -> str:
 
 
 def post_action(
-    home: PmuxHome, session: str, action: str, text: str | None, timeout: float = 30.0
+    home: PmuxHome,
+    session: str,
+    action: str,
+    text: str | None,
+    timeout: float = 30.0,
+    *,
+    options: Sequence[str] | None = None,
+    mode: str | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """``POST /api/sessions/<id>/actions`` to the first live hub: (status, JSON body).
     (0, {"error": ...}) when no hub answers."""
@@ -290,7 +297,8 @@ def post_action(
         token = home.token_file.read_text().strip()
     except OSError:
         return 0, {"error": "no pmux-widget token: no hub ever ran here"}
-    body = json.dumps({"action": action, **({"text": text} if text is not None else {})})
+    fields = {"text": text, "options": list(options) if options else None, "mode": mode}
+    body = json.dumps({"action": action, **{k: v for k, v in fields.items() if v is not None}})
     for info in live_hubs(home):
         request = urllib.request.Request(
             f"http://127.0.0.1:{info.port}/api/sessions/{session}/actions",
@@ -318,15 +326,19 @@ def cmd_action(args: argparse.Namespace) -> int:
     With no hub running, one is started here for the action and stopped after it."""
     home, claude_dir = _paths(args)
     text = getattr(args, "text", None)
+    options = getattr(args, "option", None)
+    mode = getattr(args, "mode", None)
     snapshot = fetch_snapshot(home)
     if snapshot is None:
-        return _act_with_own_hub(home, claude_dir, args.session, args.command, text)
+        return _act_with_own_hub(
+            home, claude_dir, args.session, args.command, text, options=options, mode=mode
+        )
     try:
         sid = resolve_session(list(snapshot.get("sessions", [])), args.session)
     except ValueError as exc:
         print(f"pmux-widget {args.command}: {exc}", file=sys.stderr)
         return 2
-    status, answer = post_action(home, sid, args.command, text)
+    status, answer = post_action(home, sid, args.command, text, options=options, mode=mode)
     if status == 202:
         queued = " (queued: the session is busy)" if answer.get("queued") else ""
         print(f"{args.command}: delivered to {sid}{queued}")
@@ -336,7 +348,14 @@ def cmd_action(args: argparse.Namespace) -> int:
 
 
 def _act_with_own_hub(
-    home: PmuxHome, claude_dir: Any, given: str, action: str, text: str | None
+    home: PmuxHome,
+    claude_dir: Any,
+    given: str,
+    action: str,
+    text: str | None,
+    *,
+    options: Sequence[str] | None = None,
+    mode: str | None = None,
 ) -> int:
     from pmux_widget.runtime.actions import ActionError, act
     from pmux_widget.runtime.assemble import make_hub
@@ -344,7 +363,9 @@ def _act_with_own_hub(
     hub = make_hub(home=home.root, claude_home=claude_dir).start()
     try:
         sid = resolve_session([s.to_json() | {"ended": s.ended} for s in hub.sessions()], given)
-        result = act(hub, sid, action, text=text, record=hub.record_action)
+        result = act(
+            hub, sid, action, text=text, options=options, mode=mode, record=hub.record_action
+        )
     except (ValueError, ActionError) as exc:
         print(f"pmux-widget {action}: {exc}", file=sys.stderr)
         return 2
@@ -502,10 +523,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     for name, what in (
-        ("approve", 'choose "Yes" in the session\'s permission dialog'),
-        ("deny", 'choose "No" in the session\'s permission dialog'),
+        ("approve", 'choose "Yes" in the session\'s permission dialog, or accept its plan'),
+        ("deny", 'choose "No" in the session\'s permission dialog, or keep planning'),
         ("interrupt", "press Esc in the session (stops its turn, or a dialog)"),
         ("send", "type a prompt into the session and submit it"),
+        ("answer", "answer the session's question by option label (or --text for Other)"),
         ("stop", "stop a Claude Code background session (claude stop <job>)"),
         ("remove", "remove a Claude Code background session (claude rm <job>)"),
     ):
@@ -513,6 +535,21 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("session", help="a session id or a unique prefix of one")
         if name == "send":
             p.add_argument("text", help="the prompt (one line)")
+        if name == "answer":
+            p.add_argument(
+                "--option",
+                action="append",
+                metavar="LABEL",
+                help="an option's label (repeat for a multi-select or several questions)",
+            )
+            p.add_argument("--text", help='the free-text answer ("Other")')
+        if name == "approve":
+            p.add_argument(
+                "--mode",
+                help="a plan: the permission mode to switch to (default: ask for each edit)",
+            )
+        if name == "deny":
+            p.add_argument("--text", help="a plan: the feedback Claude keeps planning with")
         p.set_defaults(func=cmd_action)
 
     p = sub.add_parser(

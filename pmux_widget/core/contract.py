@@ -337,7 +337,7 @@ class InstallResultMessage(TypedDict):
 
 
 #: What the browser may ask of a session (runtime.actions.ACTIONS).
-ActionName = Literal["approve", "deny", "interrupt", "send", "stop", "remove"]
+ActionName = Literal["approve", "deny", "interrupt", "send", "answer", "stop", "remove"]
 
 
 class ActionResultMessage(TypedDict):
@@ -432,9 +432,16 @@ class InstallHooksMessage(TypedDict):
     type: Literal["install_hooks"]
 
 
-class ActionMessage(TypedDict):
-    """Approve, deny, interrupt or send (``text``) to a session; ``token`` is the row's
-    ``dialog_token`` as shown when clicked (a changed state refuses the action)."""
+class _AnswerFields(TypedDict, total=False):
+    options: list[str]
+    mode: str
+
+
+class ActionMessage(_AnswerFields):
+    """Approve, deny, interrupt, send (``text``) or answer (``options``: labels; ``text``: the
+    free-text "Other") to a session; a plan's approve may name ``mode``, its deny gives
+    ``text`` as feedback. ``token`` is the row's ``dialog_token`` as shown when clicked (a
+    changed state refuses the action)."""
 
     type: Literal["action"]
     session_id: str

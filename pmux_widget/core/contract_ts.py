@@ -176,7 +176,11 @@ def _interface(name: str, typed_dict: Any) -> str:
     # A TypedDict without its own docstring gets dict's; that is no documentation.
     doc = " ".join(doc.split()).replace("``", "`")
     head = f"/** {doc} */\n" if doc and not doc.startswith("dict(") else ""
-    fields = "".join(f"  {_ts_key(key)}: {_ts_type(tp)};\n" for key, tp in hints.items())
+    optional: frozenset[str] = getattr(typed_dict, "__optional_keys__", frozenset())
+    fields = "".join(
+        f"  {_ts_key(key)}{'?' if key in optional else ''}: {_ts_type(tp)};\n"
+        for key, tp in hints.items()
+    )
     return f"{head}export interface {name} {{\n{fields}}}\n"
 
 

@@ -15,7 +15,7 @@ them; split, one frozen value would be read in two files.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
@@ -368,15 +368,41 @@ class Session:
         """Mark this finished session as seen: review → idle, through the running hub."""
         _handler().dismiss(self.session_id)
 
-    def approve(self) -> None:
+    def approve(self, mode: str | None = None) -> None:
         """Choose "Yes" in the permission dialog on this session's screen (never "Yes, and
-        don't ask again"). Raises ``pmux_widget.ActionError`` with the reason when refused:
-        then nothing was typed."""
-        _handler().act(self.session_id, "approve", None)
+        don't ask again"); on a plan, accept it with the choice that keeps asking for each
+        edit, unless ``mode`` names another permission mode (``"auto"``, ``"acceptEdits"``).
+        Raises ``pmux_widget.ActionError`` with the reason when refused: then nothing was
+        typed."""
+        _handler().act(self.session_id, "approve", None, mode=mode)
 
-    def deny(self) -> None:
-        """Choose "No" in the permission dialog on this session's screen."""
-        _handler().act(self.session_id, "deny", None)
+    def deny(self, text: str | None = None) -> None:
+        """Choose "No" in the permission dialog on this session's screen; on a plan, "keep
+        planning", with ``text`` as the feedback Claude gets."""
+        _handler().act(self.session_id, "deny", text)
+
+    def answer(
+        self,
+        *choice: str | Sequence[str] | Mapping[str, str | Sequence[str]],
+        text: str | None = None,
+    ) -> None:
+        """Answer the question on this session's screen by label, never by position:
+        ``answer("Amber")``; several labels for a multi-select (``answer("Lint", "Tests")``
+        or a list); a mapping question → label(s) for several questions; ``text=`` types the
+        free-text "Other" answer. Raises ``pmux_widget.ActionError`` when refused (nothing
+        typed): a label in no question or in two, a question left unanswered, no question
+        on screen."""
+        options: list[str] = []
+        answers: dict[str, list[str]] = {}
+        for item in choice:
+            if isinstance(item, str):
+                options.append(item)
+            elif isinstance(item, Mapping):
+                for asked, labels in item.items():
+                    answers[asked] = [labels] if isinstance(labels, str) else list(labels)
+            else:
+                options.extend(item)
+        _handler().act(self.session_id, "answer", text, options=options, answers=answers or None)
 
     def interrupt(self) -> None:
         """Press Esc: stops a running turn, or dismisses a dialog."""
@@ -509,7 +535,16 @@ class SessionHandler(Protocol):
 
     def dismiss(self, session_id: str) -> None: ...
 
-    def act(self, session_id: str, action: ActionName, text: str | None) -> None: ...
+    def act(
+        self,
+        session_id: str,
+        action: ActionName,
+        text: str | None,
+        *,
+        options: Sequence[str] | None = None,
+        answers: Mapping[str, Sequence[str]] | None = None,
+        mode: str | None = None,
+    ) -> None: ...
 
     def ask(self, session_id: str, text: str | None, timeout: float | None) -> Any: ...
 

@@ -9,7 +9,7 @@ error, because the input is the model's and may be anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -145,3 +145,96 @@ def _clip_plan(plan: str) -> str | None:
     if not plan:
         return None
     return plan if len(plan) <= PLAN_LIMIT else plan[: PLAN_LIMIT - 1] + "…"
+
+
+# ------------------------------------------------------------------------------ answering
+
+
+class AnswerRefused(ValueError):
+    """An answer that does not fit the question asked: the message names its options."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What to choose in each question, by label (the canonical form), and the free-text
+    "Other" answer with the question it answers."""
+
+    choices: tuple[tuple[str, tuple[str, ...]], ...]
+    other: tuple[str, str] | None = None
+
+    def labels_for(self, question: str) -> tuple[str, ...]:
+        return next((labels for asked, labels in self.choices if asked == question), ())
+
+    def text_for(self, question: str) -> str | None:
+        return self.other[1] if self.other is not None and self.other[0] == question else None
+
+
+def options_said(question: Question) -> str:
+    """``"Which colour…? — Purple / Amber"`` for each question, for a refusal's words."""
+    return "; ".join(f"{ask.question} — {' / '.join(ask.labels)}" for ask in question.questions)
+
+
+def resolve_answer(
+    question: Question,
+    options: Sequence[str] = (),
+    answers: Mapping[str, Sequence[str]] | None = None,
+    text: str | None = None,
+) -> Answer:
+    """Map what the caller said onto the questions asked (pure). ``answers``: question →
+    labels; ``options``: a flat list of labels, each placed in the one question that has it
+    (a label in no question or in two is refused); ``text``: the "Other" answer of the one
+    question left without a label (or of the only question). Every question must be
+    answered, a single-select with exactly one label."""
+    if question.kind != "question" or not question.questions:
+        raise AnswerRefused("there is no question to answer")
+    said = options_said(question)
+    chosen: dict[str, list[str]] = {ask.question: [] for ask in question.questions}
+    for asked, labels in (answers or {}).items():
+        ask = question.find(asked)
+        if ask is None:
+            raise AnswerRefused(f"no question {asked!r} is asked ({said})")
+        for label in labels:
+            if label not in ask.labels:
+                raise AnswerRefused(f"{label!r} is not an option of {ask.question!r} ({said})")
+            chosen[ask.question].append(label)
+    for label in options:
+        holders = [ask for ask in question.questions if label in ask.labels]
+        if not holders:
+            raise AnswerRefused(f"{label!r} is not an option ({said})")
+        if len(holders) > 1:
+            raise AnswerRefused(
+                f"{label!r} is an option of several questions: name the question ({said})"
+            )
+        chosen[holders[0].question].append(label)
+    other: tuple[str, str] | None = None
+    if text is not None:
+        text = text.strip()
+        if not text:
+            raise AnswerRefused("the free-text answer is empty")
+        if any(ch in text for ch in "\r\n") or any(ord(ch) < 32 for ch in text):
+            raise AnswerRefused("the free-text answer has a line break or control characters")
+        empty = [ask for ask in question.questions if not chosen[ask.question]]
+        if len(empty) == 1:
+            other = (empty[0].question, text)
+        elif not empty and len(question.questions) == 1 and question.questions[0].multi_select:
+            other = (question.questions[0].question, text)
+        else:
+            raise AnswerRefused(
+                "the free-text answer must answer exactly one question left without a label "
+                f"({said})"
+            )
+    for ask in question.questions:
+        labels = chosen[ask.question]
+        if len(set(labels)) != len(labels):
+            raise AnswerRefused(f"{ask.question!r}: a label is named twice")
+        answered = bool(labels) or (other is not None and other[0] == ask.question)
+        if not answered:
+            raise AnswerRefused(f"{ask.question!r} is not answered ({said})")
+        if (
+            not ask.multi_select
+            and len(labels) + (other is not None and other[0] == ask.question) > 1
+        ):
+            raise AnswerRefused(f"{ask.question!r} takes one answer ({said})")
+    return Answer(
+        tuple((ask.question, tuple(chosen[ask.question])) for ask in question.questions), other
+    )

@@ -122,7 +122,7 @@ Cause = Literal[
 
 #: What a user can do to a session from the widget, the API, the CLI or HTTP (``stop`` and
 #: ``remove``: a Claude Code background session only, ``claude stop`` / ``claude rm``).
-ActionName = Literal["approve", "deny", "interrupt", "send", "stop", "remove"]
+ActionName = Literal["approve", "deny", "interrupt", "send", "answer", "stop", "remove"]
 ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
 #: An action is the source of the state it leads to if that state comes within this time.
 ACTION_WINDOW_MS = 30_000

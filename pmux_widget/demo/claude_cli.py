@@ -43,7 +43,7 @@ class TmuxClaude:
 
     # The input box's footer: "? for shortcuts" (2.1.197, and 2.1.332 in manual mode) or
     # "⏵⏵ auto mode on (shift+tab to cycle)" (2.1.332 in auto mode).
-    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"|auto mode on")
+    READY = re.compile(r"\? for shortcuts|for shortcuts|Try \"|auto mode on|plan mode on")
     DIALOG = re.compile(r"Do you want to (proceed|make this edit|create|allow)|❯ 1\. Yes")
     AUTO_CANT_CHECK = re.compile(r"Auto mode can't check actions in this session\s*$", re.M)
     #: an option line of a dialog: "❯ 1. Yes" / "  3. No" (numbered) or "❯ No" / "  Yes"

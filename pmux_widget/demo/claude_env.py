@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -46,6 +48,7 @@ __all__ = [
     "CLI_VERSIONS",
     "NEWEST",
     "OLDEST",
+    "SDK_BUNDLED",
     "ClaudeEnv",
     "CliUnavailable",
     "auto_mode_default",
@@ -60,9 +63,14 @@ __all__ = [
 ]
 
 CLI_PACKAGE = "@anthropic-ai/claude-code"
-CLI_VERSIONS: tuple[str, ...] = ("2.1.197", "2.1.332")
+CLI_VERSIONS: tuple[str, ...] = ("2.1.197", "2.1.332", "2.1.337")
 """The pinned CLI versions the real-CLI suite runs against, oldest first: the oldest release
-we support and the newest at the last upgrade (``python -m devtools.upgrade_cli``)."""
+we support, the newest npm served at the last upgrade (``python -m devtools.upgrade_cli``),
+and the one the pinned Agent SDK bundles (:data:`SDK_BUNDLED`), newer than npm serves here."""
+SDK_PACKAGE = "claude-agent-sdk"
+SDK_BUNDLED: dict[str, str] = {"2.1.337": "0.2.190"}
+"""CLI versions that come from the Agent SDK's wheel (``claude_agent_sdk/_bundled/claude``),
+not from npm: CLI version → the SDK release that bundles it (pyproject's test extra pins it)."""
 OLDEST = CLI_VERSIONS[0]
 NEWEST = CLI_VERSIONS[-1]
 CLI_VERSION = OLDEST
@@ -299,6 +307,8 @@ def ensure_cli(
     root = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
     prefix = root / version
     prefix.mkdir(parents=True, exist_ok=True)
+    if version in SDK_BUNDLED:
+        return _ensure_bundled(version, prefix, timeout)
     with open(prefix / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         found_bin = _working((prefix, root), version)
@@ -309,6 +319,62 @@ def ensure_cli(
         if found_bin:
             return found_bin
     raise CliUnavailable(f"installed {CLI_PACKAGE}@{version} under {prefix}, but no binary runs")
+
+
+def _bundled_in(site: Path) -> Path:
+    return site / "claude_agent_sdk" / "_bundled" / "claude"
+
+
+def _ensure_bundled(version: str, prefix: Path, timeout: float) -> Path:
+    """The CLI the Agent SDK's wheel bundles: the SDK installed in this interpreter when it is
+    that release, else the wheel unpacked (``pip install --target``, no dependencies) into
+    ``prefix/sdk``; the wheel's binary is the whole CLI (a native program)."""
+    with contextlib.suppress(ImportError, ValueError):
+        spec = importlib.util.find_spec("claude_agent_sdk")  # the test extra pins it
+        if spec is not None and spec.origin:
+            here = _bundled_in(Path(spec.origin).parent.parent)
+            _make_bundled_executable(here)
+            if here.is_file() and cli_version(here) == version:
+                return here
+    target = prefix / "sdk"
+    with open(prefix / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        binary = _bundled_in(target)
+        _make_bundled_executable(binary)
+        if binary.is_file() and cli_version(binary) == version:
+            return binary
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--upgrade",
+            "--target",
+            str(target),
+            f"{SDK_PACKAGE}=={SDK_BUNDLED[version]}",
+        ]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CliUnavailable(f"pip install failed: {exc}") from exc
+        if proc.returncode != 0:
+            said = (proc.stderr or proc.stdout).strip().splitlines()
+            raise CliUnavailable("pip install failed: " + " | ".join(said[-3:]))
+        _make_bundled_executable(binary)
+        if binary.is_file() and cli_version(binary) == version:
+            return binary
+    raise CliUnavailable(
+        f"installed {SDK_PACKAGE}=={SDK_BUNDLED[version]} under {target}, "
+        f"but its bundled CLI is not {version}"
+    )
+
+
+def _make_bundled_executable(binary: Path) -> None:
+    with contextlib.suppress(OSError):
+        if binary.is_file() and not os.access(binary, os.X_OK):
+            binary.chmod(binary.stat().st_mode | 0o111)
 
 
 # --------------------------------------------------------------------------- environment

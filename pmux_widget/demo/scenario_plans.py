@@ -63,6 +63,9 @@ COMPACT_MARKERS = (
 """Phrases (lower case) that mark the CLI's conversation-summary request (``/compact``)."""
 
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+#: Plan mode on 2.1.332+: "create your plan at <config>/plans/<slug>.md using the Write tool"
+#: (the plan lives in that file; ExitPlanMode's input is then empty).
+_PLAN_FILE = re.compile(r"(/\S+/plans/[^\s`'\"]+?\.md)\b")
 _CWD_PATTERNS = (
     re.compile(r"Primary working directory: (\S+)"),
     re.compile(r"Working directory: (\S+)"),
@@ -207,7 +210,7 @@ class Planner:
                 scenario = self.find_scenario(text)
                 if scenario is None:
                     return Plan(kind="default", step=rounds)
-                turns = scenario.get("turns") or []
+                turns = _turns_for(scenario, plan_file(body))
                 if rounds >= len(turns):  # more rounds than scripted: end the turn politely
                     return Plan(kind="default", scenario=scenario.get("name"), step=rounds)
                 return Plan(
@@ -262,7 +265,8 @@ class Planner:
                 cwd = found
                 break
         marker = f"sim-{next(self._marker_counter)}"
-        filled: dict[str, Any] = _fill(copy.deepcopy(turn), {"cwd": cwd, "marker": marker})
+        variables = {"cwd": cwd, "marker": marker, "plan_file": plan_file(body) or ""}
+        filled: dict[str, Any] = _fill(copy.deepcopy(turn), variables)
         return filled
 
     def _side_answer(self, body: Mapping[str, Any]) -> str:
@@ -278,6 +282,30 @@ class Planner:
                 str(kind), self.side_text
             )
         return json.dumps(out)
+
+
+def plan_file(body: Mapping[str, Any]) -> str | None:
+    """The plan file plan mode asks the model to write (2.1.332+), if the request names one."""
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        for block in _blocks(message.get("content")):
+            text = block.get("text")
+            if isinstance(text, str) and (found := _PLAN_FILE.search(text)):
+                return found.group(1)
+    found = _PLAN_FILE.search(system_text(body))
+    return found.group(1) if found else None
+
+
+def _turns_for(scenario: Mapping[str, Any], plan_path: str | None) -> list[Any]:
+    """The scenario's turns; a turn marked ``"needs": "plan_file"`` (writing the plan file)
+    only when the CLI names one (2.1.197 takes the plan in ExitPlanMode's input instead)."""
+    turns = scenario.get("turns") or []
+    return [
+        t
+        for t in turns
+        if not (isinstance(t, dict) and t.get("needs") == "plan_file" and not plan_path)
+    ]
 
 
 def _fill(value: Any, variables: Mapping[str, str]) -> Any:

@@ -87,15 +87,29 @@ def handle_action(
     delivered, 404 unknown session, 409 refused (with the reason), 400 a bad request.
     Blocking (tmux, /proc): call it off the publisher's loop."""
     session_id, action = request.get("session_id"), request.get("action")
-    text, token = request.get("text"), request.get("token")
+    text, token, mode = request.get("text"), request.get("token"), request.get("mode")
+    options = request.get("options")
     if not isinstance(session_id, str) or not isinstance(action, str):
         return 400, {"error": 'a request needs "session_id" and "action" strings', "host": host}
-    if not all(v is None or isinstance(v, str) for v in (text, token)):
-        return 400, {"error": '"text" and "token" must be strings', "host": host}
+    if not all(v is None or isinstance(v, str) for v in (text, token, mode)):
+        return 400, {"error": '"text", "token" and "mode" must be strings', "host": host}
+    if options is not None and not (
+        isinstance(options, list) and all(isinstance(o, str) for o in options)
+    ):
+        return 400, {"error": '"options" must be a list of labels', "host": host}
     if hub is None:
         return 409, {"error": "this host's hub is not running", "host": host}
     try:
-        result = act(hub, session_id, action, text=text, token=token, record=hub.record_action)
+        result = act(
+            hub,
+            session_id,
+            action,
+            text=text,
+            options=options,
+            mode=mode,
+            token=token,
+            record=hub.record_action,
+        )
     except ActionError as refused:
         return (404 if refused.unknown else 409), {"error": refused.reason, "host": host}
     except Exception as exc:  # tmux vanished mid-way, an OS error: refused, said why

@@ -140,7 +140,6 @@ class ActionsHandler(_Base):
             return
         # imported here: loading the extension stays light (the hub's thread imports it too)
         from pmux_widget.runtime.action_request import BadActionBody, answer_json, parse_action
-        from pmux_widget.runtime.actions import act
 
         try:
             asked = parse_action(self.request.body)
@@ -151,16 +150,7 @@ class ActionsHandler(_Base):
 
         def run() -> dict[str, Any]:
             hub, _ = service.ready()
-            result = act(
-                hub,
-                asked.session_id,
-                asked.action,
-                text=asked.text,
-                token=asked.token,
-                dialog=asked.dialog,
-                record=hub.record_action,
-            )
-            return answer_json(result)
+            return answer_json(asked.act(hub, record=hub.record_action))
 
         await self.act_and_answer(run, 202, "the action failed", f"action {asked.action} failed")
 

@@ -10,7 +10,7 @@ import asyncio
 import atexit
 import os
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from pmux_widget.core import contract, model
@@ -128,9 +128,27 @@ class _SessionHandler:
     def dismiss(self, session_id: str) -> None:
         hub().dismiss(session_id)
 
-    def act(self, session_id: str, action: ActionName, text: str | None) -> None:
+    def act(
+        self,
+        session_id: str,
+        action: ActionName,
+        text: str | None,
+        *,
+        options: Sequence[str] | None = None,
+        answers: Mapping[str, Sequence[str]] | None = None,
+        mode: str | None = None,
+    ) -> None:
         target = hub()
-        act(target, session_id, action, text=text, record=target.record_action)
+        act(
+            target,
+            session_id,
+            action,
+            text=text,
+            options=options,
+            answers=answers,
+            mode=mode,
+            record=target.record_action,
+        )
 
     def ask(self, session_id: str, text: str | None, timeout: float | None) -> Ask:
         return Ask(hub(), session_id, text, timeout)

@@ -345,6 +345,12 @@ class Feed:
         """Worker thread: approve / deny / interrupt / send, and answer with the outcome."""
         session_id, action = content["session_id"], str(content.get("action", ""))
         text, sent = content.get("text"), content.get("token")
+        raw_options, mode = content.get("options"), content.get("mode")
+        options = (
+            [o for o in raw_options if isinstance(o, str)]
+            if isinstance(raw_options, list)
+            else None
+        )
         # The browser names the state it saw by its short token; act() compares full tokens,
         # so a match passes the current full token on (act() checks it again, atomically with
         # the rest) and anything else passes as it is, which act() refuses.
@@ -360,6 +366,8 @@ class Feed:
                 session_id,
                 action,
                 text=text if isinstance(text, str) else None,
+                options=options,
+                mode=mode if isinstance(mode, str) else None,
                 token=token,
                 # the history names the action (a fleet view records nothing here)
                 record=getattr(self.hub, "record_action", None),

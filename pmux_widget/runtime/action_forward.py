@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Sequence
 
 from pmux_widget.core.model import ActionName, Session
 from pmux_widget.system import jupyter_terminals
@@ -37,6 +38,9 @@ def forward(
     text: str | None,
     dialog: str | None,
     token: str | None,
+    *,
+    options: Sequence[str] | None = None,
+    mode: str | None = None,
 ) -> ActionResult:
     """Ask the hub of the Jupyter server that holds the terminal to act (its HTTP action
     route: token, loopback); its answer is ours, its refusal our refusal."""
@@ -49,7 +53,14 @@ def forward(
         )
     home = getattr(view, "home", None)
     home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
-    body = {"action": action, "text": text, "dialog": dialog, "token": token}
+    body = {
+        "action": action,
+        "text": text,
+        "dialog": dialog,
+        "token": token,
+        "options": list(options) if options else None,
+        "mode": mode,
+    }
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
         data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),

@@ -15,7 +15,10 @@ from .actions import ACTIONS, ActionName, ActionResult, SessionsView, act
 
 __all__ = ["ActionRequest", "BadActionBody", "answer_from", "answer_json", "parse_action"]
 
-_SHAPE = '"action": "approve" | "deny" | "interrupt" | "send" | "stop" | "remove"'
+_SHAPE = (
+    '"action": "approve" | "deny" | "interrupt" | "send" | "answer" | "stop" | "remove", '
+    '"text"?: "...", "options"?: ["<label>", ...], "mode"?: "..."'
+)
 
 
 class BadActionBody(ValueError):
@@ -29,6 +32,22 @@ class ActionRequest:
     text: str | None = None
     token: str | None = None
     dialog: str | None = None
+    options: tuple[str, ...] | None = None
+    mode: str | None = None
+
+    def act(self, view: SessionsView, record: Callable[..., None] | None = None) -> ActionResult:
+        """Run it: :func:`act` with every field (both HTTP routes, one call)."""
+        return act(
+            view,
+            self.session_id,
+            self.action,
+            text=self.text,
+            options=self.options,
+            mode=self.mode,
+            token=self.token,
+            dialog=self.dialog,
+            record=record,
+        )
 
 
 def parse_action(raw: bytes | None, session_id: str | None = None) -> ActionRequest:
@@ -39,7 +58,7 @@ def parse_action(raw: bytes | None, session_id: str | None = None) -> ActionRequ
     except (ValueError, RecursionError):
         raise BadActionBody("body is not valid JSON") from None
     if session_id is None:
-        wanted = f'body must be {{{_SHAPE}, "session_id": "...", "text"?: "..."}}'
+        wanted = f'body must be {{{_SHAPE}, "session_id": "..."}}'
         sid = body.get("session_id") if isinstance(body, dict) else None
     else:
         wanted, sid = f"body must be {{{_SHAPE}}}", session_id
@@ -52,10 +71,17 @@ def parse_action(raw: bytes | None, session_id: str | None = None) -> ActionRequ
     action = next((known for known in ACTIONS if known == body["action"]), None)
     if action is None:
         raise BadActionBody(f"unknown action {body['action']!r} (one of {', '.join(ACTIONS)})")
-    fields = {name: body.get(name) for name in ("text", "token", "dialog")}
+    fields = {name: body.get(name) for name in ("text", "token", "dialog", "mode")}
     if not all(v is None or isinstance(v, str) for v in fields.values()):
-        raise BadActionBody('"text", "token" and "dialog" must be strings')
-    return ActionRequest(sid, action, **fields)
+        raise BadActionBody('"text", "token", "dialog" and "mode" must be strings')
+    options = body.get("options")
+    if options is not None and not (
+        isinstance(options, list) and all(isinstance(o, str) for o in options)
+    ):
+        raise BadActionBody('"options" must be a list of strings (option labels)')
+    return ActionRequest(
+        sid, action, options=tuple(options) if options is not None else None, **fields
+    )
 
 
 def answer_json(result: ActionResult) -> dict[str, Any]:

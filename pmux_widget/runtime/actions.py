@@ -32,7 +32,7 @@ again on its side: nothing is typed from here.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -48,6 +48,7 @@ from pmux_widget.system.keys import Target
 from . import background_actions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
+from .answering import Order, answer_plan, answer_question, order_for
 
 __all__ = [
     "ACTIONS",
@@ -86,6 +87,7 @@ _ALLOWED: dict[ActionName, frozenset[State]] = {
     "deny": frozenset({State.NEEDS_INPUT}),
     "interrupt": frozenset({State.BUSY, State.NEEDS_INPUT}),
     "send": frozenset({State.IDLE, State.REVIEW, State.BUSY}),
+    "answer": frozenset({State.NEEDS_INPUT}),
     "stop": frozenset(State),
     "remove": frozenset(State),
 }
@@ -97,12 +99,19 @@ def act(
     action: str,
     *,
     text: str | None = None,
+    options: Sequence[str] | None = None,
+    mode: str | None = None,
     dialog: str | None = None,
     token: str | None = None,
     record: Callable[[str, ActionName], None] | None = None,
+    answers: Mapping[str, Sequence[str]] | None = None,
 ) -> ActionResult:
     """Check, then type.
 
+    ``options``, ``answers``, ``text`` (``answer``): labels, question → labels, the free-text
+    "Other" answer (``core.question.resolve_answer``); ``text`` is a plan's feedback on
+    ``deny``; ``mode``: the permission mode a plan's ``approve`` switches to (None: the
+    choice that keeps asking for each edit).
     ``dialog``: the fingerprint of the dialog the caller answers (from :func:`peek`);
     ``token``: the :func:`dialog_token` of the state the caller saw (a widget click names the
     needs-input entry it showed; a newer one refuses it). ``record(session_id, action)`` is
@@ -122,10 +131,18 @@ def act(
         raise ActionError(_wrong_state(name, session))
     if token is not None and token != dialog_token(session):
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
+    order = order_for(session, name, text, options, answers, mode)
     try:
         pane = _pane_of(view, session)
     except InAnotherProcess as elsewhere:
-        result = forward(view, elsewhere, session, name, text, dialog, token)
+        # Over HTTP a mapping travels as its labels ("options"), placed by label again there.
+        labels = [
+            *(options or ()),
+            *(label for chosen in (answers or {}).values() for label in chosen),
+        ]
+        result = forward(
+            view, elsewhere, session, name, text, dialog, token, options=labels, mode=mode
+        )
         if record is not None:
             record(session_id, name)
         return result
@@ -134,29 +151,30 @@ def act(
         # (runtime.warm_attach), else one started now (it draws a moment after it starts).
         with warm_attach.held(_home_of(view).root, background.worker.job) as warm:
             if warm is not None:
-                result = _deliver(warm, session, name, text, dialog, record, ATTACH_GRACE_S)
+                result = _deliver(warm, session, order, dialog, record, ATTACH_GRACE_S)
                 background_actions.until_reacted(warm, name)
                 return result
         with background_actions.attached(view.claude_dir, background.worker) as attached:
-            result = _deliver(attached, session, name, text, dialog, record, ATTACH_GRACE_S)
+            result = _deliver(attached, session, order, dialog, record, ATTACH_GRACE_S)
             background_actions.until_reacted(attached, name)
             return result
-    return _deliver(pane, session, name, text, dialog, record, SCREEN_GRACE_S)
+    return _deliver(pane, session, order, dialog, record, SCREEN_GRACE_S)
 
 
 def _deliver(
     pane: Target,
     session: Session,
-    name: ActionName,
-    text: str | None,
+    order: Order,
     dialog: str | None,
     record: Callable[[str, ActionName], None] | None,
     grace: float,
 ) -> ActionResult:
     """Checks 4 on, then the keys (see the module doc)."""
+    name, text = order.name, order.text
     # The state can be ahead of the screen: PermissionRequest arrives 40-90 ms before the
     # dialog is drawn (measured), and a prompt's busy footer a moment after its hook.
-    screen = _screen_showing(pane, _SHOWS[name], grace)
+    shows = _SHOWS_PLAN if order.plan else _SHOWS[name]
+    screen = _screen_showing(pane, shows, grace)
     session_id = session.session_id
 
     def deciding() -> None:
@@ -165,13 +183,19 @@ def _deliver(
         if record is not None:
             record(session_id, name)
 
+    if order.answer is not None:
+        return answer_question(
+            pane, session, screen, order.answer, dialog, _grace_for(session), deciding
+        )
+    if order.plan:
+        return answer_plan(pane, session, screen, order, dialog, _grace_for(session), deciding)
     if name in ("approve", "deny"):
         answer: Literal["yes", "no"] = "yes" if name == "approve" else "no"
         return _answer(pane, session, screen, answer, dialog, deciding)
     if name == "interrupt":
-        if not (screen.busy or (screen.dialog is not None)):
+        if not (screen.busy or screen.asking):
             raise ActionError("the pane shows neither a running turn nor a dialog: nothing to stop")
-        if screen.dialog is not None and session.state is State.NEEDS_INPUT:
+        if screen.asking and session.state is State.NEEDS_INPUT:
             _let_a_fresh_dialog_take_keys(session)
         deciding()
         keys.send_keys(pane, "Escape")
@@ -381,6 +405,10 @@ DIALOG_INPUT_GRACE_S = 0.3
 ENTER_TAKEN_S = 1.0
 
 
+def _grace_for(session: Session) -> Callable[[], None]:
+    return lambda: _let_a_fresh_dialog_take_keys(session)
+
+
 def _let_a_fresh_dialog_take_keys(session: Session) -> None:
     asked_for = time.time() - session.state_since / 1000
     if asked_for < 1.0:
@@ -425,7 +453,7 @@ def _selected(dialog: Dialog | None, fingerprint: str) -> str | None:
 def _send(
     pane: Target, session: Session, screen: Screen, text: str, deciding: Callable[[], None]
 ) -> ActionResult:
-    if screen.dialog is not None:
+    if screen.asking:
         raise ActionError(f"{session.name} shows a dialog: answer it before sending a prompt")
     if screen.prompt_text is None:
         raise ActionError(f"{session.name}: its screen shows no prompt box")
@@ -452,11 +480,13 @@ def _send(
 _SHOWS: dict[ActionName, Callable[[Screen], bool]] = {
     "approve": lambda s: s.dialog is not None,
     "deny": lambda s: s.dialog is not None,
-    "interrupt": lambda s: s.busy or s.dialog is not None,
-    "send": lambda s: s.dialog is not None or s.prompt_text is not None,
+    "interrupt": lambda s: s.busy or s.asking,
+    "send": lambda s: s.asking or s.prompt_text is not None,
+    "answer": lambda s: s.question is not None,
     "stop": lambda s: True,
     "remove": lambda s: True,
 }
+_SHOWS_PLAN: Callable[[Screen], bool] = lambda s: s.plan is not None  # noqa: E731
 #: How long the screen may take to catch up with the state.
 SCREEN_GRACE_S = 1.0
 #: How long ``claude attach`` may take to draw a background session's screen (a CLI start:

@@ -25,7 +25,7 @@ from pmux_widget.core.signals import HookSignal, Invalid, parse_hook
 from pmux_widget.system.clock import now_ms
 
 from .action_request import BadActionBody, answer_json, parse_action
-from .actions import ActionError, act
+from .actions import ActionError
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
 
@@ -229,15 +229,7 @@ class ActionsHandler(_Base):
         try:
             result = await asyncio.get_running_loop().run_in_executor(
                 None,
-                lambda: act(
-                    hub,
-                    asked.session_id,
-                    asked.action,
-                    text=asked.text,
-                    token=asked.token,
-                    dialog=asked.dialog,
-                    record=hub.record_action,
-                ),
+                lambda: asked.act(hub, record=hub.record_action),
             )
         except ActionError as refused:
             self.fail(404 if refused.unknown else 409, refused.reason)

@@ -1,0 +1,369 @@
+"""Answering Claude's questions and plans with keys: the ``answer`` action, and ``approve`` /
+``deny`` on a plan (called by ``runtime.actions``, after its checks 1–3).
+
+What the CLIs draw is in ``claude.ask_screen`` (recorded on 2.1.197, 2.1.332, 2.1.337). Keys
+follow what the screen shows, never a position: the selection is moved with arrows onto the
+option with that label, and Enter (Space to tick a multi-select's box) comes only once the
+screen shows the selection there. A question's page must show that very question (its text,
+as the ``PermissionRequest`` carried it) before any key; several questions are answered page
+by page, each page checked again; a multi-select ends on its Submit row, several questions on
+the review page's "Submit answers". Anything unexpected stops with :class:`ActionError` (a
+refusal before the first key types nothing).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pmux_widget.claude.ask_screen import (
+    PlanDialog,
+    QuestionDialog,
+    arrows_to,
+    row_of,
+    selected_row,
+)
+from pmux_widget.claude.screen import Screen, parse_screen
+from pmux_widget.core.model import ActionName, Session
+from pmux_widget.core.question import Answer, AnswerRefused, options_said, resolve_answer
+from pmux_widget.system import keys
+from pmux_widget.system.keys import Target
+
+from .action_outcome import ActionError, ActionResult
+
+__all__ = ["PLAN_MODES", "Order", "answer_plan", "answer_question", "order_for"]
+
+#: How long the screen may take to show a key's effect (a moved selection, typed text, the
+#: next page).
+STEP_TIMEOUT_S = 2.0
+_POLL_S = 0.01
+MAX_TEXT = 2_000
+
+#: A plan's approve ``mode`` → what its choice's label says. ``default`` (None) is the choice
+#: that keeps asking for each edit: "Yes, manually approve edits" (a plan file) or "Yes, and
+#: switch to default (ask each time) for this session" (none).
+PLAN_MODES: dict[str, tuple[str, ...]] = {
+    "default": ("manually approve", "(ask each time)"),
+    "auto": ("auto mode",),
+    "acceptEdits": ("accept edits", "auto-accept"),
+    "bypassPermissions": ("bypass",),
+}
+#: The plan dialog's feedback row (a text field: the typed text replaces the label).
+FEEDBACK = "Tell Claude what to change"
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """What one action asks, checked against the session's question before any key."""
+
+    name: ActionName
+    text: str | None = None
+    answer: Answer | None = None
+    plan: bool = False
+    mode: str | None = None
+
+
+def order_for(
+    session: Session,
+    name: ActionName,
+    text: str | None,
+    options: Sequence[str] | None,
+    answers: Mapping[str, Sequence[str]] | None,
+    mode: str | None,
+) -> Order:
+    """The action fitted to what the session asks (pure checks: nothing is read or typed)."""
+    asked = session.question
+    kind = asked.kind if asked is not None else None
+    if name == "answer":
+        if asked is None or kind != "question":
+            what = "a plan" if kind == "plan" else "a permission"
+            raise ActionError(
+                f"{session.name} asks for {what}, not a question: approve or deny it"
+                if kind is not None
+                else f"{session.name}: no question is known to wait (answer it in the terminal)"
+            )
+        try:
+            answer = resolve_answer(asked, options or (), answers, text)
+        except AnswerRefused as refused:
+            raise ActionError(f"{session.name}: {refused}") from None
+        return Order(name, text, answer)
+    if name in ("approve", "deny") and asked is not None and kind == "question":
+        raise ActionError(
+            f"{session.name} asks a question, not a permission: answer it ({options_said(asked)})"
+        )
+    if name in ("approve", "deny") and kind == "plan":
+        if name == "approve" and mode is not None and mode not in PLAN_MODES:
+            raise ActionError(f"unknown mode {mode!r} (one of {', '.join(PLAN_MODES)})")
+        if name == "deny" and text is not None:
+            text = text.strip() or None
+            if text is not None and (len(text) > MAX_TEXT or any(ord(c) < 32 for c in text)):
+                raise ActionError(f"the feedback must be one line of at most {MAX_TEXT} characters")
+        return Order(name, text if name == "deny" else None, plan=True, mode=mode)
+    if mode is not None:
+        raise ActionError("a mode is named only when approving a plan")
+    return Order(name, text)
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def answer_question(
+    pane: Target,
+    session: Session,
+    screen: Screen,
+    answer: Answer,
+    seen: str | None,
+    grace: Callable[[], None],
+    deciding: Callable[[], None],
+) -> ActionResult:
+    page = screen.question
+    first = answer.choices[0][0]
+    if page is None or page.kind != "question":
+        raise ActionError(f"{session.name}: no question on its screen (answered already?)")
+    if page.question != first:
+        raise ActionError(
+            f"{session.name}: its screen asks {page.question!r}, not {first!r}; look again"
+        )
+    if seen is not None and page.fingerprint != seen:
+        raise ActionError(f"{session.name}: the question changed since it was shown; look again")
+    _check_page(session, page, answer.labels_for(first), answer.text_for(first))
+    grace()
+    typed: list[str] = []
+    last = len(answer.choices) - 1
+    for i, (asked, labels) in enumerate(answer.choices):
+        if i > 0:
+            page = _wait_page(pane, session, _asks(asked))
+            _check_page(session, page, labels, answer.text_for(asked))
+        typed += _answer_page(
+            pane, session, page, labels, answer.text_for(asked), i == last, deciding
+        )
+    return ActionResult(
+        session.session_id,
+        "answer",
+        tuple(typed),
+        dialog=screen.question.fingerprint if screen.question else None,
+    )
+
+
+def _check_page(
+    session: Session, page: QuestionDialog, labels: Sequence[str], text: str | None
+) -> None:
+    shown = [o.label for o in page.options if not o.other]
+    missing = [label for label in labels if page.option(label) is None]
+    if missing:
+        raise ActionError(
+            f"{session.name}: its screen offers {' / '.join(shown)}, not {', '.join(missing)}"
+        )
+    if text is not None and page.other is None:
+        raise ActionError(f"{session.name}: its screen offers no free-text answer")
+
+
+def _answer_page(
+    pane: Target,
+    session: Session,
+    page: QuestionDialog,
+    labels: Sequence[str],
+    text: str | None,
+    last: bool,
+    deciding: Callable[[], None],
+) -> list[str]:
+    typed: list[str] = []
+    fingerprint = page.fingerprint
+    if page.multi_select:
+        for label in labels:
+            page = _select(pane, session, page, _row(session, page, label), typed)
+            option = page.option(label)
+            if option is not None and not option.checked:
+                keys.send_keys(pane, "Space")
+                typed.append("Space")
+                page = _wait_page(pane, session, _checked(label))
+        if text is not None:
+            typed += _type_other(pane, session, page, text)
+            page = _wait_page(pane, session, lambda q: q.question == page.question)
+        page = _select(pane, session, page, _row(session, page, None), typed)
+    elif text is not None:
+        typed += _type_other(pane, session, page, text)
+    else:
+        page = _select(pane, session, page, _row(session, page, labels[0]), typed)
+    if last:
+        deciding()  # this Enter answers (or reaches the review page, whose Submit does)
+    keys.send_keys(pane, "Enter")
+    typed.append("Enter")
+    after = _wait_screen(
+        pane,
+        session,
+        lambda s: s.question is None or s.question.fingerprint != fingerprint,
+        "the question stayed on its screen after Enter",
+    )
+    if last and after.question is not None and after.question.kind == "review":
+        review = after.question
+        review = _select(pane, session, review, _row(session, review, "Submit answers"), typed)
+        keys.send_keys(pane, "Enter")
+        typed.append("Enter")
+        _wait_screen(
+            pane, session, lambda s: s.question is None, "the review page stayed after Submit"
+        )
+    return typed
+
+
+def _asks(question: str) -> Callable[[QuestionDialog], bool]:
+    return lambda q: q.kind == "question" and q.question == question
+
+
+def _checked(label: str) -> Callable[[QuestionDialog], bool]:
+    return lambda q: bool((o := q.option(label)) and o.checked)
+
+
+def _type_other(pane: Target, session: Session, page: QuestionDialog, text: str) -> list[str]:
+    typed: list[str] = []
+    other = page.other
+    if other is None:
+        raise ActionError(f"{session.name}: its screen offers no free-text answer")
+    page = _select(pane, session, page, other.index, typed)
+    keys.send_keys(pane, text, literal=True)
+    tail = text[-20:]
+    _wait_page(pane, session, lambda q: bool((o := q.other) and tail in o.label))
+    return [*typed, "<text>"]
+
+
+def _select(
+    pane: Target,
+    session: Session,
+    page: QuestionDialog,
+    row: int,
+    typed: list[str],
+) -> QuestionDialog:
+    """Arrows onto ``row``, then the page once the screen shows the selection there."""
+    if selected_row(page) == row:
+        return page
+    arrows = arrows_to(selected_row(page), row)
+    keys.send_keys(pane, *arrows)
+    typed.extend(arrows)
+    return _wait_page(pane, session, lambda q: selected_row(q) == row)
+
+
+def _row(session: Session, page: QuestionDialog, label: str | None) -> int:
+    row = row_of(page, label)
+    if row is None:
+        raise ActionError(f"{session.name}: its screen shows no {label or 'Submit'!r} row")
+    return row
+
+
+def _wait_page(
+    pane: Target, session: Session, ok: Callable[[QuestionDialog], bool]
+) -> QuestionDialog:
+    screen = _wait_screen(
+        pane,
+        session,
+        lambda s: s.question is not None and ok(s.question),
+        "the question's page did not show the expected selection",
+    )
+    assert screen.question is not None
+    return screen.question
+
+
+# --------------------------------------------------------------------------- plans
+
+
+def answer_plan(
+    pane: Target,
+    session: Session,
+    screen: Screen,
+    order: Order,
+    seen: str | None,
+    grace: Callable[[], None],
+    deciding: Callable[[], None],
+) -> ActionResult:
+    shown = screen.plan
+    if shown is None:
+        raise ActionError(f"{session.name}: no plan dialog on its screen (answered already?)")
+    if seen is not None and shown.fingerprint != seen:
+        raise ActionError(f"{session.name}: the plan changed since it was shown; look again")
+    labels = " / ".join(c.label for c in shown.choices)
+    if order.name == "approve":
+        wanted = PLAN_MODES[order.mode or "default"]
+        target = next(
+            (
+                c
+                for c in shown.choices
+                if c.label.startswith("Yes") and any(w in c.label for w in wanted)
+            ),
+            None,
+        )
+        if target is None:
+            raise ActionError(
+                f"{session.name}: the plan dialog has no choice for mode "
+                f"{order.mode or 'default'} ({labels})"
+            )
+    else:
+        target = next((c for c in shown.choices if c.label == FEEDBACK), None)
+        if target is None:
+            target = next((c for c in shown.choices if c.label == "No"), None)
+            if target is not None and order.text is not None:
+                raise ActionError(
+                    f"{session.name}: this plan dialog takes no feedback ({labels}): "
+                    "deny it without text"
+                )
+        if target is None:
+            raise ActionError(
+                f"{session.name}: the plan dialog has no way to keep planning ({labels})"
+            )
+    grace()
+    typed: list[str] = []
+    index = target.index
+    plan = _move_plan(pane, session, shown, index, typed)
+    if order.name == "deny" and order.text is not None:
+        keys.send_keys(pane, order.text, literal=True)
+        typed.append("<text>")
+        tail = order.text[-20:]
+        _wait_screen(
+            pane,
+            session,
+            lambda s: s.plan is not None and tail in s.plan.choices[index].label,
+            "the typed feedback did not appear in the plan dialog; pressed no Enter",
+        )
+    deciding()
+    keys.send_keys(pane, "Enter")
+    typed.append("Enter")
+    _wait_screen(
+        pane,
+        session,
+        lambda s: s.plan is None or s.plan.fingerprint != plan.fingerprint,
+        "the plan dialog stayed on its screen after Enter",
+    )
+    return ActionResult(session.session_id, order.name, tuple(typed), dialog=shown.fingerprint)
+
+
+def _move_plan(
+    pane: Target, session: Session, shown: PlanDialog, index: int, typed: list[str]
+) -> PlanDialog:
+    current = shown.selected.index if shown.selected else 0
+    if current == index:
+        return shown
+    arrows = arrows_to(current, index)
+    keys.send_keys(pane, *arrows)
+    typed.extend(arrows)
+    screen = _wait_screen(
+        pane,
+        session,
+        lambda s: (
+            s.plan is not None and s.plan.selected is not None and s.plan.selected.index == index
+        ),
+        "the selection did not reach the plan's choice; pressed no Enter",
+    )
+    assert screen.plan is not None
+    return screen.plan
+
+
+def _wait_screen(
+    pane: Target, session: Session, ok: Callable[[Screen], bool], failure: str
+) -> Screen:
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        screen = parse_screen(keys.capture(pane))
+        if ok(screen):
+            return screen
+        if time.monotonic() >= deadline:
+            raise ActionError(f"{session.name}: {failure}")
+        time.sleep(_POLL_S)
