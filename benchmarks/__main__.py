@@ -38,6 +38,7 @@ MODULES = [
     ("timeline", "benchmarks.bench_timeline"),
     ("fleet", "benchmarks.bench_fleet"),
     ("actions", "benchmarks.bench_actions"),
+    ("answer", "benchmarks.bench_answer"),
     ("kill", "benchmarks.bench_kill"),
     ("notify", "benchmarks.bench_notify"),
     ("terminal", "benchmarks.bench_terminal_actions"),

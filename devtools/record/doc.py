@@ -10,6 +10,7 @@ from typing import Any
 
 from devtools.background_acting_notes import ACTING_ON_BACKGROUND
 from devtools.background_notes import BACKGROUND_SESSIONS
+from devtools.question_notes import QUESTIONS_AND_PLANS
 from devtools.record.contradictions import CONTRADICTIONS, SEEN_IN_E2E
 from devtools.record.differences import render_differences
 from devtools.record.observer import PLACEHOLDER_PID
@@ -201,6 +202,7 @@ def render_doc(out: Path) -> str:
     lines += render_differences(by_version)
     lines += BACKGROUND_SESSIONS
     lines += ACTING_ON_BACKGROUND
+    lines += QUESTIONS_AND_PLANS
     for version, tls in by_version.items():
         lines += _render_version(version, tls)
     return "\n".join(lines)

@@ -83,6 +83,11 @@ def order_for(
                 if kind is not None
                 else f"{session.name}: no question is known to wait (answer it in the terminal)"
             )
+        if not asked.questions:
+            raise ActionError(
+                f"{session.name}: its question is not known yet (its PermissionRequest has not "
+                "come); look again"
+            )
         try:
             answer = resolve_answer(asked, options or (), answers, text)
         except AnswerRefused as refused:
@@ -190,10 +195,12 @@ def _answer_page(
         deciding()  # this Enter answers (or reaches the review page, whose Submit does)
     keys.send_keys(pane, "Enter")
     typed.append("Enter")
-    after = _wait_screen(
+    after = _after_enter(
         pane,
         session,
         lambda s: s.question is None or s.question.fingerprint != fingerprint,
+        lambda s: s.question is not None and selected_row(s.question) == selected_row(page),
+        typed,
         "the question stayed on its screen after Enter",
     )
     if last and after.question is not None and after.question.kind == "review":
@@ -201,8 +208,13 @@ def _answer_page(
         review = _select(pane, session, review, _row(session, review, "Submit answers"), typed)
         keys.send_keys(pane, "Enter")
         typed.append("Enter")
-        _wait_screen(
-            pane, session, lambda s: s.question is None, "the review page stayed after Submit"
+        _after_enter(
+            pane,
+            session,
+            lambda s: s.question is None,
+            lambda s: s.question is not None and s.question.kind == "review",
+            typed,
+            "the review page stayed after Submit",
         )
     return typed
 
@@ -234,13 +246,21 @@ def _select(
     row: int,
     typed: list[str],
 ) -> QuestionDialog:
-    """Arrows onto ``row``, then the page once the screen shows the selection there."""
-    if selected_row(page) == row:
-        return page
-    arrows = arrows_to(selected_row(page), row)
-    keys.send_keys(pane, *arrows)
-    typed.extend(arrows)
-    return _wait_page(pane, session, lambda q: selected_row(q) == row)
+    """Onto ``row`` one arrow at a time, each checked on the screen before the next (a key
+    sent in a burst was seen lost on 2.1.197 under load): the page once it shows it there."""
+    for _ in range(2 * (len(page.options) + 2)):
+        current = selected_row(page)
+        if current == row:
+            return page
+        (arrow,) = arrows_to(current, row)[:1]
+        keys.send_keys(pane, arrow)
+        typed.append(arrow)
+        page = _wait_page(pane, session, _moved_from(current))
+    raise ActionError(f"{session.name}: the selection did not reach row {row + 1}")
+
+
+def _moved_from(row: int) -> Callable[[QuestionDialog], bool]:
+    return lambda q: selected_row(q) != row
 
 
 def _row(session: Session, page: QuestionDialog, label: str | None) -> int:
@@ -326,10 +346,14 @@ def answer_plan(
     deciding()
     keys.send_keys(pane, "Enter")
     typed.append("Enter")
-    _wait_screen(
+    _after_enter(
         pane,
         session,
         lambda s: s.plan is None or s.plan.fingerprint != plan.fingerprint,
+        lambda s: (
+            s.plan is not None and s.plan.selected is not None and s.plan.selected.index == index
+        ),
+        typed,
         "the plan dialog stayed on its screen after Enter",
     )
     return ActionResult(session.session_id, order.name, tuple(typed), dialog=shown.fingerprint)
@@ -338,22 +362,57 @@ def answer_plan(
 def _move_plan(
     pane: Target, session: Session, shown: PlanDialog, index: int, typed: list[str]
 ) -> PlanDialog:
-    current = shown.selected.index if shown.selected else 0
-    if current == index:
-        return shown
-    arrows = arrows_to(current, index)
-    keys.send_keys(pane, *arrows)
-    typed.extend(arrows)
-    screen = _wait_screen(
-        pane,
-        session,
-        lambda s: (
-            s.plan is not None and s.plan.selected is not None and s.plan.selected.index == index
-        ),
-        "the selection did not reach the plan's choice; pressed no Enter",
+    """Onto choice ``index`` one arrow at a time, each seen on the screen (as ``_select``)."""
+    plan = shown
+    for _ in range(2 * len(shown.choices) + 2):
+        current = plan.selected.index if plan.selected else 0
+        if current == index:
+            return plan
+        (arrow,) = arrows_to(current, index)[:1]
+        keys.send_keys(pane, arrow)
+        typed.append(arrow)
+        screen = _wait_screen(
+            pane,
+            session,
+            _plan_moved_from(current),
+            "the selection did not move in the plan dialog; pressed no Enter",
+        )
+        assert screen.plan is not None
+        plan = screen.plan
+    raise ActionError(f"{session.name}: the selection did not reach the plan's choice")
+
+
+def _plan_moved_from(index: int) -> Callable[[Screen], bool]:
+    return lambda s: (
+        s.plan is not None and s.plan.selected is not None and s.plan.selected.index != index
     )
-    assert screen.plan is not None
-    return screen.plan
+
+
+#: After Enter, how long the page may stay before the Enter counts as dropped (the CLI ignores
+#: keys for a moment after drawing a page: see runtime.actions.DIALOG_INPUT_GRACE_S).
+ENTER_TAKEN_S = 1.5
+
+
+def _after_enter(
+    pane: Target,
+    session: Session,
+    moved_on: Callable[[Screen], bool],
+    same: Callable[[Screen], bool],
+    typed: list[str],
+    failure: str,
+) -> Screen:
+    """The screen once the Enter took effect; an Enter dropped (the same page, the selection
+    where it was, ENTER_TAKEN_S later) is pressed once more: the one key sent again."""
+    deadline = time.monotonic() + ENTER_TAKEN_S
+    while time.monotonic() < deadline:
+        screen = parse_screen(keys.capture(pane))
+        if moved_on(screen):
+            return screen
+        time.sleep(_POLL_S * 2)
+    if same(parse_screen(keys.capture(pane))):
+        keys.send_keys(pane, "Enter")
+        typed.append("Enter")
+    return _wait_screen(pane, session, moved_on, failure)
 
 
 def _wait_screen(

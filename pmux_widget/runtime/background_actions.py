@@ -209,9 +209,10 @@ REACTED_TIMEOUT_S = 2.0
 
 #: What the screen shows once the CLI took the action's last key.
 _REACTED: dict[ActionName, Callable[[Screen], bool]] = {
-    "approve": lambda s: s.dialog is None or s.dialog.kind != "permission",
-    "deny": lambda s: s.dialog is None or s.dialog.kind != "permission",
-    "interrupt": lambda s: not s.busy and s.dialog is None,
+    "approve": lambda s: (s.dialog is None or s.dialog.kind != "permission") and s.plan is None,
+    "deny": lambda s: (s.dialog is None or s.dialog.kind != "permission") and s.plan is None,
+    "answer": lambda s: s.question is None,
+    "interrupt": lambda s: not s.busy and not s.asking,
     "send": lambda s: s.busy or s.prompt_text == "",
 }
 

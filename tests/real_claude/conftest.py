@@ -36,7 +36,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,14 +213,14 @@ def make_tracked(
     scripted_model: ScriptedModel,
     tmp_path: Path,
 ) -> Iterator[Callable[..., Tracked]]:
-    """``make_tracked(hooks=True, auto_mode=False)``: a Tracked with one CLI of
-    ``cli_version`` started (in manual permission mode unless ``auto_mode``); everything torn
-    down."""
+    """``make_tracked(hooks=True, auto_mode=False, args=())``: a Tracked with one CLI of
+    ``cli_version`` started (in manual permission mode unless ``auto_mode``; ``args`` such as
+    ``--permission-mode plan``); everything torn down."""
     if shutil.which("tmux") is None:
         _unavailable("tmux is not installed")
     made: list[Tracked] = []
 
-    def make(hooks: bool = True, auto_mode: bool = False) -> Tracked:
+    def make(hooks: bool = True, auto_mode: bool = False, args: Sequence[str] = ()) -> Tracked:
         pmux_home = PmuxHome(tmp_path / "pmux")
         env = ClaudeEnv(
             scripted_model.base_url,
@@ -235,7 +235,7 @@ def make_tracked(
         hub = Hub(home=pmux_home.root, claude_home=env.config_dir).start()
         tracked = Tracked(env, hub, scripted_model, claude_cli, hooks)
         made.append(tracked)
-        tracked.spawn()
+        tracked.spawn(args)
         return tracked
 
     yield make

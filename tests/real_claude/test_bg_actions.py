@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -243,3 +244,32 @@ def test_new_session_in_the_background(bgs: Bg, monkeypatch: pytest.MonkeyPatch)
     assert found is not None and "TMUX_PANE" not in psutil.Process(found[0]).environ()
     act(bgs.hub, sid, "remove", record=bgs.hub.record_action)
     wait_until(lambda: bgs.bg.agent(job) is None, 30, what="claude agents: removed")
+
+
+def test_a_question_answered_through_claude_attach(bgs: Bg) -> None:
+    """``answer`` by label in a background session: the keys go through the attach, after the
+    screen there shows that very question; the CLI's transcript has the answer."""
+    job = bgs.start("ask me a question", "asks")
+    sid = bgs.state(job, State.NEEDS_INPUT)
+    wait_until(
+        lambda: (q := bgs.hub.fleet[sid].question) is not None and bool(q.questions),
+        30,
+        what="the question from PermissionRequest",
+    )
+    with pytest.raises(ActionError) as refused:
+        act(bgs.hub, sid, "approve")
+    assert "Purple / Amber" in refused.value.reason
+    act(bgs.hub, sid, "answer", options=["Amber"], record=bgs.hub.record_action)
+    transcript = bgs.hub.fleet[sid].transcript_path
+    assert transcript is not None
+    wait_until(
+        lambda: (
+            '"answers":{"Which colour should the badge use?":"Amber"}'
+            in Path(transcript).read_text().replace(": ", ":").replace(", ", ",")
+        ),
+        30,
+        what="the answer in the transcript",
+    )
+    bgs.state(job, State.IDLE, State.REVIEW)
+    assert "action:answer" in [t.source for t in bgs.hub.history(sid)]
+    assert _no_attach_left(bgs.bg)

@@ -93,7 +93,7 @@ class LabClaude:
         )
         self.term.type("\r")
 
-    def action(self, sid: str, action: str, **fields: str) -> tuple[int, dict[str, Any]]:
+    def action(self, sid: str, action: str, **fields: Any) -> tuple[int, dict[str, Any]]:
         answer = self.server.post(
             "pmux/api/actions", {"action": action, "session_id": sid, **fields}
         )
@@ -363,3 +363,42 @@ def test_the_panels_approve_answers_the_dialog_in_the_terminal(lab_claude: LabCl
         ws.close()
     lc.wait_state(sid, "review")
     assert len(lc.markers()) == len(markers) + 1
+
+
+def test_a_question_in_a_terminal_answered_by_label(lab_claude: LabClaude) -> None:
+    """``answer`` through the server extension's route (``options``), and from a kernel's hub
+    (another process: forwarded to the server's hub, which checks the screen again)."""
+    lc = lab_claude
+    sid = lc.the_session()
+
+    def asking() -> dict[str, Any]:
+        s = lc.session(sid)
+        q = (s or {}).get("question") or {}
+        return s if s and s["state"] == "needs-input" and q.get("questions") else {}
+
+    lc.prompt("ask me a question")
+    wait_until(asking, 60, what=lambda: f"the question: {lc.session(sid)}")
+    lc.term.wait_for("Which colour should the badge use", 30)
+    before = typed_view(lc.term.settled())
+    code, body = lc.action(sid, "approve")
+    assert code == 409 and "Purple / Amber" in body["error"], body
+    assert typed_view(lc.term.screen()) == before
+    code, body = lc.action(sid, "answer", options=["Amber"])
+    assert code == 202, body
+    lc.term.wait_for(r"→ Amber", 30)
+    lc.wait_state(sid, "review", "idle")
+
+    lc.prompt("ask me to pick several")
+    wait_until(
+        lambda: (
+            (s := lc.kernel_hub.fleet.get(sid)) is not None
+            and s.question is not None
+            and bool(s.question.questions)
+            and s.question.questions[0].multi_select
+        ),
+        60,
+        what="the kernel's hub sees the multi-select",
+    )
+    act(lc.kernel_hub, sid, "answer", options=["Lint", "Tests"])
+    lc.term.wait_for(r"→ Lint, Tests", 30)
+    lc.wait_state(sid, "review", "idle")

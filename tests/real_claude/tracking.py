@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,10 +105,10 @@ class Tracked:
     def tc(self) -> TmuxClaude:
         return self.claudes[0]
 
-    def spawn(self) -> tuple[TmuxClaude, str]:
-        """Start one more CLI at its prompt; wait until the hub knows its session from its
-        PID file; return it and its session id."""
-        tc = TmuxClaude(self.env, self.cli)
+    def spawn(self, args: Sequence[str] = ()) -> tuple[TmuxClaude, str]:
+        """Start one more CLI (with ``args``, e.g. ``--permission-mode plan``) at its prompt;
+        wait until the hub knows its session from its PID file; return it and its session id."""
+        tc = TmuxClaude(self.env, self.cli, args)
         self.claudes.append(tc)
         tc.start(timeout=90)
         sid = wait_until(tc.session_id, 30, what="the CLI's PID file")
