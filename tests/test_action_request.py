@@ -14,6 +14,10 @@ def test_a_body_names_the_session_unless_the_path_does() -> None:
     assert parse_action(b'{"action": "approve", "token": "t"}', "s-2") == ActionRequest(
         "s-2", "approve", token="t"
     )
+    raw = b'{"action": "answer", "session_id": "s", "options": ["Lint", "Tests"], "text": "x"}'
+    assert parse_action(raw) == ActionRequest("s", "answer", text="x", options=("Lint", "Tests"))
+    raw = b'{"action": "approve", "session_id": "s", "mode": "auto"}'
+    assert parse_action(raw) == ActionRequest("s", "approve", mode="auto")
 
 
 @pytest.mark.parametrize(
@@ -27,6 +31,9 @@ def test_a_body_names_the_session_unless_the_path_does() -> None:
         (b'{"action": "approve", "session_id": ""}', '"session_id"'),
         (b'{"action": "send", "session_id": "s", "text": 3}', "must be strings"),
         (b'{"action": "send", "session_id": "s", "dialog": {}}', "must be strings"),
+        (b'{"action": "answer", "session_id": "s", "options": "Amber"}', "list of strings"),
+        (b'{"action": "answer", "session_id": "s", "options": [1]}', "list of strings"),
+        (b'{"action": "approve", "session_id": "s", "mode": 2}', "must be strings"),
         (b'{"action": "format-disk", "session_id": "s"}', "unknown action 'format-disk'"),
         (b'{"action": "Approve", "session_id": "s"}', "unknown action 'Approve'"),
     ],

@@ -115,3 +115,71 @@ def test_cli_exit_codes(hub):
     unknown = _cli(hub, "interrupt", "zzz")
     assert unknown.returncode == 2 and "no session" in unknown.stderr
     assert _cli(hub, "send", "7777").returncode == 2  # no text: argparse refuses
+
+
+ASK = {
+    "questions": [
+        {
+            "question": "Which colour should the badge use?",
+            "header": "Colour",
+            "multiSelect": False,
+            "options": [{"label": "Purple"}, {"label": "Amber"}],
+        }
+    ]
+}
+
+
+def test_a_question_is_answered_by_label_and_refuses_approve(hub):
+    post_hook(hub.port, hub.token, {"session_id": THIRD, "hook_event_name": "PermissionRequest",
+                                    "tool_name": "AskUserQuestion", "tool_input": ASK,
+                                    "cwd": "/tmp"})  # fmt: skip
+    status, answer = _action(hub, THIRD, {"action": "approve"})
+    assert status == 409 and "not a permission" in answer["error"]
+    assert "Which colour should the badge use? — Purple / Amber" in answer["error"]
+    status, answer = _action(hub, THIRD, {"action": "answer", "options": ["Teal"]})
+    assert status == 409 and "'Teal' is not an option" in answer["error"]
+    status, answer = _action(hub, THIRD, {"action": "answer", "options": "Amber"})
+    assert status == 400
+    # a right label passes the question's checks; no Claude process: nothing is typed
+    status, answer = _action(hub, THIRD, {"action": "answer", "options": ["Amber"]})
+    assert status == 409 and "process" in answer["error"]
+    cli = _cli(hub, "answer", "7777", "--option", "Teal")
+    assert cli.returncode == 2 and "'Teal' is not an option" in cli.stderr
+    status, answer = _action(hub, SID, {"action": "answer", "options": ["Amber"]})
+    assert status == 409 and "no question to answer" in answer["error"]
+
+
+def test_session_answer_passes_labels_mappings_and_text():
+    from pmux_widget.core import model
+
+    calls = []
+
+    class Handler:
+        def act(self, session_id, action, text, **kw):
+            calls.append((action, text, kw))
+
+    model.set_session_handler(Handler())
+    try:
+        session = model.Session.from_record({"session_id": SID})
+        session.answer("Amber")
+        session.answer("Lint", "Tests")
+        session.answer(["Lint", "Tests"])
+        session.answer({"Which colour?": "Amber", "Which size?": ["Large"]})
+        session.answer(text="Teal please")
+        session.approve(mode="auto")
+        session.deny("Make it purple")
+    finally:
+        model.set_session_handler(None)
+    assert calls == [
+        ("answer", None, {"options": ["Amber"], "answers": None}),
+        ("answer", None, {"options": ["Lint", "Tests"], "answers": None}),
+        ("answer", None, {"options": ["Lint", "Tests"], "answers": None}),
+        (
+            "answer",
+            None,
+            {"options": [], "answers": {"Which colour?": ["Amber"], "Which size?": ["Large"]}},
+        ),
+        ("answer", "Teal please", {"options": [], "answers": None}),
+        ("approve", None, {"mode": "auto"}),
+        ("deny", "Make it purple", {}),
+    ]

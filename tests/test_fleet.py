@@ -431,6 +431,15 @@ def test_a_remote_action_reaches_the_right_host(broker, hubs, publishers, tmp_pa
     # the other host does not know it
     answer = fleet.request_action(broker.url, names[0], {"action": "approve", "session_id": sid})
     assert answer["code"] == 404 and answer["host"] == names[0]
+    # an answer travels with its labels, checked there too
+    answer = fleet.request_action(
+        broker.url, names[1], {"action": "answer", "session_id": sid, "options": ["Amber"]}
+    )
+    assert answer["code"] == 409 and "no question to answer" in answer["error"], answer
+    bad = fleet.request_action(
+        broker.url, names[1], {"action": "answer", "session_id": sid, "options": "Amber"}
+    )
+    assert bad["code"] == 400 and "options" in bad["error"]
     bad = fleet.request_action(broker.url, names[1], {"action": 7})
     assert bad["code"] == 400
     with pytest.raises(nats.errors.NoRespondersError):

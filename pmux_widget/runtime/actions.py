@@ -289,6 +289,8 @@ def _wrong_state(action: ActionName, session: Session) -> str:
         return f"{session.name} is {state}: there is no permission prompt to {action}"
     if action == "interrupt":
         return f"{session.name} is {state}: nothing runs to interrupt"
+    if action == "answer":
+        return f"{session.name} is {state}: there is no question to answer"
     return f"{session.name} is {state}: a prompt can be sent only when it is idle or in review"
 
 

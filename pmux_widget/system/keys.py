@@ -65,6 +65,7 @@ KEY_BYTES: dict[str, str] = {
     "Left": "\x1b[D",
     "Tab": "\t",
     "BSpace": "\x7f",
+    "Space": " ",  # ticks a multi-select's box in a question dialog
 }
 
 _terminals: Callable[[int], TerminalTarget | None] | None = None

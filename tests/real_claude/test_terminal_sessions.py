@@ -365,6 +365,7 @@ def test_the_panels_approve_answers_the_dialog_in_the_terminal(lab_claude: LabCl
     assert len(lc.markers()) == len(markers) + 1
 
 
+@pytest.mark.cli_versions("2.1.197", "2.1.337", reason="the oldest and the newest pins")
 def test_a_question_in_a_terminal_answered_by_label(lab_claude: LabClaude) -> None:
     """``answer`` through the server extension's route (``options``), and from a kernel's hub
     (another process: forwarded to the server's hub, which checks the screen again)."""
