@@ -74,7 +74,8 @@ QUESTIONS_AND_PLANS: list[str] = [
     "answers\"), types Other's text and checks it is shown before Enter; a plan's `approve` "
     'is "Yes, manually approve edits" (or "switch to default (ask each time)"), another '
     'mode only when named; `deny(text)` is "Tell Claude what to change" with the text. '
-    "2.1.332+ ignore keys for a moment after drawing a dialog: an Enter left without effect "
-    "for 1.5 s on the same page is pressed once more.",
+    "Enter is never pressed twice: after it the dialog can stay drawn for more than 1.5 s "
+    "under load (the CLI redraws once the tool's hooks ran); a second Enter would answer the "
+    "next page or land in the prompt box.",
     "",
 ]
