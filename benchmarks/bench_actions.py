@@ -62,7 +62,10 @@ class Watch:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append((time.monotonic(), self.tc.screen(), self._status()))
+            try:
+                self.samples.append((time.monotonic(), self.tc.screen(), self._status()))
+            except Exception as exc:  # a capture that failed under load: the next one counts
+                log(f"watch: a sample failed ({exc!r})")
             time.sleep(0.01)
 
     def reacted_after(self, t0: float, t_keys: float, timeout: float = 10.0) -> float:
