@@ -7,7 +7,9 @@ skipped suites in a green run (issue 30). Here each pinned version is installed 
 ``.cache/claude-code/<version>/`` once (:func:`~pmux_widget.demo.claude_env.ensure_cli`
 returns at once when it is there), retried with a pause, and npm's error is shown when it
 still fails. The Codex CLI (``@openai/codex``, :data:`~pmux_widget.demo.codex_env.CODEX_VERSION`)
-goes into ``.cache/codex/<version>/`` (``$PMUX_CODEX_CACHE``) the same way.
+goes into ``.cache/codex/<version>/`` (``$PMUX_CODEX_CACHE``) the same way. The Claude Code CLI
+the Agent SDK bundles comes from its wheel: the SDK installed in this interpreter (the test
+extra pins it), else ``pip install --target`` into its folder.
 
 Exit status: 0 when every pin is installed. When one cannot be had, one line per version says
 why and the command that fixes it; the exit status is then 1 with ``CI`` set (CI must run
@@ -27,7 +29,7 @@ import shutil
 import sys
 import time
 
-from pmux_widget.demo.claude_env import CLI_VERSIONS, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import CLI_VERSIONS, SDK_BUNDLED, CliUnavailable, ensure_cli
 from pmux_widget.demo.codex_env import CODEX_VERSION, ensure_codex
 
 #: The name that stands for the pinned Codex CLI among the versions.
@@ -39,6 +41,9 @@ PAUSES = (5.0, 20.0, 60.0)
 
 def fix_for(reason: str) -> str:
     """The command that gets a pinned CLI, given why it could not be had."""
+    if "pip install failed" in reason or "claude-agent-sdk" in reason:
+        pins = " ".join(f"claude-agent-sdk=={sdk}" for sdk in SDK_BUNDLED.values())
+        return f".venv/bin/pip install {pins} && make clis"
     if shutil.which("npm") is None or "npm is not on PATH" in reason:
         return "sudo apt-get install nodejs npm && make clis"
     return "make clis"

@@ -22,12 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.demo.claude_env import CLI_VERSIONS, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import CLI_VERSIONS, SDK_BUNDLED, CliUnavailable, ensure_cli
 from pmux_widget.demo.codex_env import CODEX_VERSION, ensure_codex
 
 from .skip_summary import classify
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the pins npm installs (the newest comes from the Agent SDK's wheel)
+NPM_VERSIONS = [v for v in CLI_VERSIONS if v not in SDK_BUNDLED]
 CI_RUN = ROOT / ".ci" / "run"
 MAKEFILE = ROOT / "Makefile"
 
@@ -78,8 +80,9 @@ def test_without_npm_one_line_per_cli_says_how_to_get_it(tmp_path: Path) -> None
     done = _install_clis(env)
     assert done.returncode == 0, done.stderr  # without CI the run goes on
     lines = [line for line in done.stderr.splitlines() if "MISSING" in line]
+    # the CLI the Agent SDK bundles comes from its wheel (the test extra installs it): no npm
     assert [line.split(":")[1].strip() for line in lines] == [
-        *(f"MISSING Claude Code CLI {v}" for v in CLI_VERSIONS),
+        *(f"MISSING Claude Code CLI {v}" for v in NPM_VERSIONS),
         f"MISSING Codex CLI {CODEX_VERSION}",
     ]
     for line in lines:
@@ -100,7 +103,7 @@ def test_a_registry_that_refuses_is_retried_and_npm_says_why(tmp_path: Path) -> 
         "npm_config_fetch_retries": "0",
         "npm_config_fetch_timeout": "10000",
     }
-    done = _install_clis(env, "--attempts", "2", "--pause", "0.1", CLI_VERSIONS[-1])
+    done = _install_clis(env, "--attempts", "2", "--pause", "0.1", NPM_VERSIONS[-1])
     assert "attempt 1/2 failed: npm install failed" in done.stdout, done.stdout
     assert "attempt 2/2 failed" in done.stdout
     assert "ECONNREFUSED" in done.stdout  # npm's own words reach the user
