@@ -60,7 +60,8 @@ QUESTIONS_AND_PLANS: list[str] = [
     '`permission_mode` `plan` | approved: `{plan, isAgent, filePath}`, content "User has '
     'approved your plan …", the footer leaves plan mode (2.1.332+: "manual mode on" '
     'after choice 2); feedback: "… the user said:\\nMake it purple" and the turn goes on '
-    "in plan mode |",
+    'in plan mode; choice 3 with no text (2.1.337, by hand): "Rejected Claude\'s plan", the '
+    "turn ends at the prompt, still in plan mode |",
     '| plan, no plan file (the model calls ExitPlanMode without writing one) | "Exit plan '
     'mode?" / "Claude wants to exit plan mode" / `❯ 1. Yes, and switch to default (ask '
     "each time) for this session` / `2. No`; the plan's text is not drawn | "
