@@ -45,6 +45,7 @@ const VERB: Record<ActionName, string> = {
   deny: "Deny",
   interrupt: "Stop",
   send: "Send",
+  answer: "Answer",
   stop: "Stop session",
   remove: "Remove",
 };

@@ -438,6 +438,7 @@ const ACTING: Record<ActionName, string> = {
   deny: "denying…",
   interrupt: "stopping…",
   send: "sending…",
+  answer: "answering…",
   stop: "stopping…",
   remove: "removing…",
 };
