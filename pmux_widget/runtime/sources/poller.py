@@ -113,7 +113,14 @@ async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = No
     for signal in facts.get("gone_jobs", ()):
         hub.apply(signal)
     # live: what it finds happens now (it never notifies: it moves nothing into attention)
-    hub.apply(PollTick(at=now_ms(), alive=facts["alive"], exited=facts.get("exited", frozenset())))
+    hub.apply(
+        PollTick(
+            at=now_ms(),
+            alive=facts["alive"],
+            pids=facts.get("pids", {}),
+            exited=facts.get("exited", frozenset()),
+        )
+    )
 
 
 def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[str, Any]:
@@ -127,6 +134,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             pane_of_pid.setdefault(child, pane)
         pane_of_pid.setdefault(pane.shell_pid, pane)
     alive: dict[str, bool | None] = {}
+    checked: dict[str, int] = {}  # the pid each answer is about
     families: dict[str, list[int]] = {}
     by_id: dict[str, list[tmux.PaneInfo]] = {}
     for pane in panes:
@@ -143,6 +151,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             continue
         living = process_runs(session)  # a reused pid is another process: not its ports
         alive[session.session_id] = living
+        checked[session.session_id] = pid
         if living:
             families[session.session_id] = [pid, *processes.descendants(pid, tree, depth=4)]
     ports = processes.listening_ports_by_family(families)
@@ -161,6 +170,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
     jobs = gone_jobs(claude, sessions) if claude is not None else []
     return {
         "alive": alive,
+        "pids": checked,
         "where": where,
         "found": new,
         "exited": frozenset(exited),
