@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -219,6 +220,11 @@ def discover(
                 continue
             if processes.claude_role(pid) is not None:
                 continue  # an agent view, a daemon, its pty hosts and workers: no session here
+            if (claude.sessions_dir / f"{pid}.json").exists():
+                # it announced itself: its PID file says which session it runs, or that it
+                # runs none (2.1.197's spare, under the agent view's pane and with no
+                # --bg-spare in its argv, took a respawned worker's transcript: a stray row)
+                continue
             facts = processes.process_facts(pid)
             if facts is None:
                 continue
@@ -239,8 +245,8 @@ def _newest_transcript(claude: ClaudeHome, cwd: str, since_ms: int) -> str | Non
     except OSError:
         return None
     for entry in entries:
-        if not entry.name.endswith(".jsonl"):
-            continue
+        if not entry.name.endswith(".jsonl") or not _is_session_id(entry.name[: -len(".jsonl")]):
+            continue  # (2.1.197's daemon leaves <id>.orphaned-<ms>-<hex>.jsonl at a respawn)
         try:
             mtime = entry.stat().st_mtime
         except OSError:
@@ -248,3 +254,11 @@ def _newest_transcript(claude: ClaudeHome, cwd: str, since_ms: int) -> str | Non
         if mtime * 1000 >= since_ms and (newest is None or mtime > newest[0]):
             newest = (mtime, entry.name[: -len(".jsonl")])
     return newest[1] if newest else None
+
+
+def _is_session_id(name: str) -> bool:
+    """A transcript's name is its session's id, a UUID; anything else is no session's."""
+    try:
+        return str(uuid.UUID(name)) == name.lower()
+    except ValueError:
+        return False
