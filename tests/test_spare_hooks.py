@@ -159,13 +159,21 @@ def test_without_the_hubs_hold_the_tracker_still_ends_a_spares_row_silently():
 # ------------------------------------------------------------------ a real hub, real files
 
 
-@pytest.fixture
-def spare_process(tmp_path):
-    """A process named ``claude`` started with ``--bg-spare`` (a copy of this Python)."""
+@pytest.fixture(params=["argv", "roster"])
+def spare_process(request, tmp_path):
+    """A process named ``claude`` (a copy of this Python) started as a spare: with
+    ``--bg-spare`` (both pins' spares), or without it but named by the daemon's roster as
+    dispatched as a spare (2.1.197's first worker)."""
     exe = tmp_path / "bin" / "claude"
     exe.parent.mkdir()
     shutil.copy(os.path.realpath(sys.executable), exe)
-    proc = subprocess.Popen([str(exe), "-c", "import time; time.sleep(300)", "--bg-spare"])
+    flag = ["--bg-spare"] if request.param == "argv" else []
+    proc = subprocess.Popen([str(exe), "-c", "import time; time.sleep(300)", *flag])
+    if request.param == "roster":
+        roster = tmp_path / "claude" / "daemon" / "roster.json"
+        roster.parent.mkdir(parents=True)
+        worker = {"replPid": proc.pid, "dispatch": {"source": "spare"}}
+        roster.write_text(json.dumps({"workers": {SPARE_SID[:8]: worker}}))
     wait_until(lambda: psutil.Process(proc.pid).name() == "claude", what="the process")
     yield proc.pid
     proc.kill()
@@ -197,7 +205,7 @@ def test_a_spare_process_s_hooks_make_no_row_in_a_real_hub(
 ):
     config = tmp_path / "claude"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    (config / "sessions").mkdir(parents=True)
+    (config / "sessions").mkdir(parents=True, exist_ok=True)
     hub = make_hub(home=tmp_path / "pmux", claude_home=config).start()
     seen: list[str] = []
     hub.add_listener(lambda changes, fleet: seen.extend(c.session_id for c in changes))

@@ -27,6 +27,7 @@ from typing import Any
 import tornado.httpserver
 
 from pmux_widget._version import __version__
+from pmux_widget.claude.background import spare_by_roster
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.claude.pidfiles import own_pid_file, spare_session
 from pmux_widget.core.model import ActionName, Change, Session, Transition
@@ -299,12 +300,17 @@ class Hub:
         self.apply(hook)
 
     def _role(self, pid: int) -> str | None:
-        """What the Claude process ``pid`` is besides a session (its argv), once per pid."""
+        """What the Claude process ``pid`` is besides a session: its argv (once per pid),
+        else a spare if the daemon's roster says it dispatched it as one (2.1.197's first
+        worker has no ``--bg-spare``; read again until it says so)."""
         if pid not in self._roles:
             if len(self._roles) > 1024:
                 self._roles.clear()
             self._roles[pid] = processes.claude_role(pid)
-        return self._roles[pid]
+        role = self._roles[pid]
+        if role is None and spare_by_roster(self.claude_dir, pid):
+            return "spare"
+        return role
 
     def _not_session(self, session_id: str) -> None:
         if len(self._not_sessions) > 1024:
