@@ -74,15 +74,20 @@ def test_spares_never_make_a_row_and_a_claimed_spare_is_its_jobs_row(
             timeout=15,
             what=f"the hooks of {placeholders} (spares, the view) reached the hub",
         )
+
+        def rows() -> dict[str, tuple[object, ...]]:
+            found: dict[str, tuple[object, ...]] = hub.call(
+                lambda: {
+                    sid: (s.state, s.source, s.ended, s.pid, s.background)
+                    for sid, s in hub.fleet.items()
+                }
+            )
+            return found
+
         wait_until(
-            lambda: hub.call(
-                lambda: (
-                    {sid: s.state for sid, s in hub.fleet.items()}
-                    == dict.fromkeys(agents, State.NEEDS_INPUT)
-                )
-            ),
+            lambda: all(rows().get(sid, (None,))[0] is State.NEEDS_INPUT for sid in agents),
             timeout=30,
-            what="the two jobs' rows on their dialog",
+            what=lambda: f"the two jobs' rows on their dialog: {rows()}, {bg.env.pid_files()}",
         )
         shown = hub.call(lambda: dict(seen))
         strays = {
@@ -96,9 +101,9 @@ def test_spares_never_make_a_row_and_a_claimed_spare_is_its_jobs_row(
             if h["payload"]
         ]
         assert not strays, (strays, bg.env.pid_files(), hooks)
-        rows = hub.call(lambda: dict(hub.fleet))
+        fleet = hub.call(lambda: dict(hub.fleet))
         for sid, agent in agents.items():
-            row = rows[sid]
+            row = fleet[sid]
             assert row.pid == agent["pid"] and row.background is not None
             assert row.tracking.hooked and row.last_prompt == "please ask later"
     finally:
