@@ -8,50 +8,12 @@ of the real kill -9 test on 2.1.197)."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
-
-import psutil
-import pytest
 
 from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.runtime.sources.poller import discover
 from pmux_widget.system import processes, tmux
 
-from .helpers import wait_until
-
 SID = "6f1d2c3b-4a59-4e68-8f7a-9b0c1d2e3f40"
-
-
-@pytest.fixture
-def claude_in_a_pane(homes, tmp_path, monkeypatch) -> Iterator[tuple[int, Path]]:
-    """A process named claude as a tmux pane's command (its pid, its folder)."""
-    fake = tmp_path / "bin" / "claude"
-    fake.parent.mkdir()
-    shutil.copy("/bin/sleep", fake)
-    work = (tmp_path / "work").resolve()
-    work.mkdir()
-    socket = tmp_path / "tmux.sock"
-    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
-    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
-    subprocess.run(
-        [*base, "new-session", "-d", "-s", "found", "-c", str(work), f"exec {fake} 300"],
-        check=True,
-    )
-    try:
-        out = subprocess.run(
-            [*base, "display-message", "-p", "-t", "found", "#{pane_pid}"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        pid = int(out)
-        wait_until(lambda: psutil.Process(pid).name() == "claude", what="the exec")
-        yield pid, work
-    finally:
-        subprocess.run([*base, "kill-server"], check=False)
 
 
 def _found(claude: ClaudeHome) -> list[tuple[int, str]]:
