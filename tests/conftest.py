@@ -8,16 +8,20 @@ before any test runs, so code that falls back to the defaults can never touch th
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pmux_widget.system.home import PmuxHome
 
 # One line per part the run could not have, with its fix; CI fails on them (never a silent skip).
+from .helpers import wait_until
 from .skip_summary import pytest_sessionfinish, pytest_terminal_summary  # noqa: F401
 
 _GUARD = Path(os.environ.get("TMPDIR", "/tmp")) / f"pmux-test-guard-{os.getpid()}"
@@ -69,3 +73,34 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Homes]:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux.root))
     yield Homes(claude, pmux)
+
+
+@pytest.fixture
+def claude_in_a_pane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, Path]]:
+    """A process named ``claude`` (a copy of ``sleep``, as the native CLI is named) as the
+    command of a pane of a private tmux server, session ``claude-pane``: (its pid, its
+    folder)."""
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    shutil.copy("/bin/sleep", fake)
+    work = (tmp_path / "work").resolve()
+    work.mkdir()
+    socket = tmp_path / "tmux.sock"
+    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
+    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
+    subprocess.run(
+        [*base, "new-session", "-d", "-s", "claude-pane", "-c", str(work), f"exec {fake} 300"],
+        check=True,
+    )
+    try:
+        out = subprocess.run(
+            [*base, "display-message", "-p", "-t", "claude-pane", "#{pane_pid}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        pid = int(out)
+        wait_until(lambda: psutil.Process(pid).name() == "claude", what="the exec")
+        yield pid, work
+    finally:
+        subprocess.run([*base, "kill-server"], check=False)

@@ -411,32 +411,12 @@ def test_item7_poll_tier_counts_live_sessions_only(monkeypatch):
 
 
 def test_item7_claude_in_a_pane_with_neither_hooks_nor_pid_file_is_found(
-    homes, tmp_path, monkeypatch
+    homes, claude_in_a_pane, monkeypatch
 ):
     monkeypatch.setenv("PMUX_WIDGET_POLL_SECONDS", "0.3")
-    fake = tmp_path / "bin" / "claude"  # a process named claude, as the native CLI is
-    fake.parent.mkdir()
-    shutil.copy("/bin/sleep", fake)
-    work = (tmp_path / "work").resolve()
-    work.mkdir()
-    socket = tmp_path / "tmux.sock"
-    monkeypatch.setenv("PMUX_WIDGET_TMUX_SOCKETS", str(socket))
-    base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
-    subprocess.run(
-        [*base, "new-session", "-d", "-s", "item7", "-c", str(work), f"exec {fake} 300"],
-        check=True,
-    )
+    pid, work = claude_in_a_pane
     hub = make_hub(home=homes.pmux.root, claude_home=homes.claude).start()
     try:
-        pid = int(
-            subprocess.run(
-                [*base, "display-message", "-p", "-t", "item7", "#{pane_pid}"],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-        )
-        wait_until(lambda: psutil.Process(pid).name() == "claude", what="the exec")
         transcript = transcript_path_for(ClaudeHome.resolve(homes.claude), str(work), LIVE)
         transcript.parent.mkdir(parents=True)
         transcript.write_text("")  # the CLI creates it with the first prompt
@@ -445,10 +425,9 @@ def test_item7_claude_in_a_pane_with_neither_hooks_nor_pid_file_is_found(
         )
         assert found.pid == pid and found.running and found.cwd == str(work)
         wait_until(lambda: hub.fleet[LIVE].tmux, timeout=10, what="its pane")
-        assert hub.fleet[LIVE].tmux.session == "item7"
+        assert hub.fleet[LIVE].tmux.session == "claude-pane"
     finally:
         hub.stop()
-        subprocess.run([*base, "kill-server"], check=False)
 
 
 def _as_print_run(signal: s.Signal) -> s.Signal:

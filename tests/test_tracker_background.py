@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pmux_widget.core import signals as s
@@ -378,3 +378,117 @@ def test_reduce_never_mutates_the_fleet_it_is_given():
     frozen = {k: dataclasses.replace(v) for k, v in run.fleet.items()}
     reduce(run.fleet, s.BackgroundGone(at=1, session_id=SID_A, job=JOB_A), 1)
     assert run.fleet == frozen
+
+
+# ----------------------------------------------------------------- the respawn race (issue 37)
+#
+# kill -9 of busy-c (pid 103); the daemon respawns it ~10 s later as pid 303, same session. The
+# hub learns the old pid's death (pidfd, liveness loop, the poll, a removed PID file) and the
+# new process's records (its PID file, its SessionStart(resume)) by different paths, so they
+# reach the tracker in any order, and a death is stamped when the hub FOUND it, not when it
+# happened. Whatever the order, the row ends up following the new pid's PID file.
+
+OLD, NEW = 103, 303
+
+
+def _respawned_busy(run: Run) -> None:
+    c = run.fleet[SID_C]
+    assert (c.state, c.pid, c.running, c.ended) == (State.BUSY, NEW, True, False), (
+        c.state,
+        c.pid,
+        c.running,
+        c.source,
+    )
+    assert live(run).keys() == {SID_A, SID_B, SID_C}
+
+
+def test_respawn_the_old_pids_death_found_late_then_the_new_busy_record():
+    """The death was found (and stamped) after the new worker wrote busy, but reached the
+    tracker first: the stop's decision is newer than the busy record's statusUpdatedAt, yet
+    the record is the new process's, and nothing about the dead one outranks it."""
+    run = scenario()
+    busy = bg_record(SID_C, NEW, "busy", 18_000)
+    for at in (18_200, 18_600):  # found by the liveness loop after the respawn wrote busy
+        run(s.ProcessGone(at=at, session_id=SID_C, pid=OLD))
+    assert not run.fleet[SID_C].running
+    pid_file(run, busy)
+    _respawned_busy(run)
+
+
+def test_respawn_the_new_busy_record_then_the_old_pids_death():
+    run = scenario()
+    pid_file(run, bg_record(SID_C, NEW, "busy", 18_000))
+    for at in (18_200, 18_600):
+        run(s.ProcessGone(at=at, session_id=SID_C, pid=OLD))
+    _respawned_busy(run)
+
+
+def test_respawn_the_new_record_between_the_two_reports_of_the_death():
+    run = scenario()
+    run(s.ProcessGone(at=8_000, session_id=SID_C, pid=OLD))
+    pid_file(run, bg_record(SID_C, NEW, "busy", 18_000))
+    run(s.ProcessGone(at=18_400, session_id=SID_C, pid=OLD))
+    _respawned_busy(run)
+
+
+def test_respawn_a_poll_that_checked_the_old_pid_strikes_not_the_new_one():
+    """The poll's probe ran on its thread while the row still had the dead pid; its answer
+    (not alive) came after the new record: it is about the old process."""
+    run = scenario()
+    for at in (8_000, 8_400):
+        run(s.ProcessGone(at=at, session_id=SID_C, pid=OLD))
+    pid_file(run, bg_record(SID_C, NEW, "busy", 18_000))
+    for at in (18_500, 19_500):  # two polls that both looked at pid 103
+        run(s.PollTick(at=at, alive={SID_C: False}, pids={SID_C: OLD}), now=at)
+    _respawned_busy(run)
+
+
+def test_respawn_session_start_sent_after_the_busy_record_either_order():
+    """The respawned worker wrote busy before its SessionStart(resume) hook was sent: the
+    hook says a process started, its PID file says what it does."""
+    for record_first in (True, False):
+        run = scenario()
+        for at in (8_000, 8_400):
+            run(s.ProcessGone(at=at, session_id=SID_C, pid=OLD))
+        busy = bg_record(SID_C, NEW, "busy", 18_000)
+        if record_first:
+            pid_file(run, busy)
+        hook(run, SID_C, "SessionStart", 18_100, NEW, source="resume")
+        if not record_first:
+            pid_file(run, busy)
+        _respawned_busy(run)
+        # its turn ends as any: the PID file's idle after a Stop
+        hook(run, SID_C, "Stop", 25_000, NEW)
+        pid_file(run, bg_record(SID_C, NEW, "idle", 25_050))
+        assert run.fleet[SID_C].state in (State.IDLE, State.REVIEW)
+
+
+_RESPAWN_EVENTS = st.permutations(["gone1", "gone2", "boot", "start", "busy", "poll"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(order=_RESPAWN_EVENTS)
+def test_respawn_in_any_order_the_row_follows_the_new_pid_file(order):
+    """The old pid's two reports of death, a poll that looked at it, the new process's
+    first record (the job's session, no status: 2.1.332), its SessionStart(resume) and its
+    busy record: in any order, but the new PID file's two writes in theirs (one file, read
+    in order by the watcher; a rescan never applies an older one)."""
+    assume(order.index("boot") < order.index("busy"))
+    run = scenario()
+    at = 18_000
+    for event in order:
+        at += 100
+        match event:
+            case "gone1" | "gone2":
+                run(s.ProcessGone(at=at, session_id=SID_C, pid=OLD))
+            case "boot":
+                pid_file(run, bg_record(SID_C, NEW, None, 0, updated_at=17_900))
+            case "start":
+                hook(run, SID_C, "SessionStart", at, NEW, source="resume")
+            case "busy":
+                pid_file(run, bg_record(SID_C, NEW, "busy", 17_950))
+            case "poll":
+                run(s.PollTick(at=at, alive={SID_C: False}, pids={SID_C: OLD}), now=at)
+    # a later poll that looked at the row's pid
+    run(s.PollTick(at=at + 1_000, alive={SID_C: True}, pids={SID_C: NEW}), now=at + 1_000)
+    _respawned_busy(run)

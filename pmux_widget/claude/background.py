@@ -20,7 +20,7 @@ from pmux_widget.core.signals import PidRecord
 
 from .paths import ClaudeHome
 
-__all__ = ["job_dir", "job_exists", "mark_spare"]
+__all__ = ["job_dir", "job_exists", "mark_spare", "spare_by_roster"]
 
 
 def job_dir(config_dir: str | os.PathLike[str], job: str) -> Path:
@@ -48,16 +48,35 @@ def mark_spare(record: PidRecord, pid_file: str | os.PathLike[str]) -> PidRecord
 _MAX_ROSTER = 4 << 20
 
 
-def _roster_spare(config: Path, job: str) -> bool:
-    """The daemon's roster says the job's worker was dispatched as a spare (2.1.197 spawns
-    one with a job folder of its own, which ``claude agents`` does not list)."""
+def _roster_workers(config: Path) -> dict[str, object]:
+    """``daemon/roster.json``'s workers by job ({} when there is none, or it is not JSON)."""
     path = config / "daemon" / "roster.json"
     try:
         if path.stat().st_size > _MAX_ROSTER:
-            return False
+            return {}
         roster = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):
-        return False
-    worker = roster.get("workers", {}).get(job) if isinstance(roster, dict) else None
+        return {}
+    workers = roster.get("workers") if isinstance(roster, dict) else None
+    return workers if isinstance(workers, dict) else {}
+
+
+def _dispatched_as_spare(worker: object) -> bool:
     dispatch = worker.get("dispatch") if isinstance(worker, dict) else None
     return isinstance(dispatch, dict) and dispatch.get("source") == "spare"
+
+
+def _roster_spare(config: Path, job: str) -> bool:
+    """The daemon's roster says the job's worker was dispatched as a spare (2.1.197 spawns
+    one with a job folder of its own, which ``claude agents`` does not list)."""
+    return _dispatched_as_spare(_roster_workers(config).get(job))
+
+
+def spare_by_roster(config_dir: str | os.PathLike[str], pid: int) -> bool:
+    """The daemon's roster says the process ``pid`` is a worker it dispatched as a spare
+    (2.1.197's first worker: no ``--bg-spare`` in its argv, its PID file maybe not written
+    yet when its first hook comes)."""
+    return any(
+        isinstance(worker, dict) and worker.get("replPid") == pid and _dispatched_as_spare(worker)
+        for worker in _roster_workers(Path(config_dir)).values()
+    )

@@ -25,6 +25,7 @@ from .paths import ClaudeHome
 
 __all__ = [
     "is_alive",
+    "own_pid_file",
     "process_start_ticks",
     "read_pid_file",
     "scan_pid_files",
@@ -54,12 +55,19 @@ def read_pid_file(path: str | os.PathLike[str]) -> PidRecord | Invalid:
     return record if isinstance(record, Invalid) else mark_spare(record, path)
 
 
+def own_pid_file(config_dir: str | os.PathLike[str], pid: int) -> PidRecord | None:
+    """The PID file the process ``pid`` wrote (``<config>/sessions/<pid>.json``), as it reads
+    now; None when there is none yet or it does not parse (a torn write)."""
+    record = read_pid_file(Path(config_dir) / "sessions" / f"{pid}.json")
+    return record if isinstance(record, PidRecord) else None
+
+
 def spare_session(config_dir: str | os.PathLike[str], pid: int, session_id: str) -> bool:
     """The process ``pid`` is a spare background worker and ``session_id`` its own placeholder
     session (what its ``SessionStart`` hook names): its PID file says so. A spare that took a
     job names the job's session in its file, and that session is a real one."""
-    record = read_pid_file(Path(config_dir) / "sessions" / f"{pid}.json")
-    return isinstance(record, PidRecord) and record.spare and record.session_id == session_id
+    record = own_pid_file(config_dir, pid)
+    return record is not None and record.spare and record.session_id == session_id
 
 
 def scan_pid_files(home: ClaudeHome) -> list[tuple[Path, PidRecord | Invalid]]:

@@ -12,7 +12,7 @@ come under the VIEW's session id. A stopped or killed worker stops running but s
 from __future__ import annotations
 
 from . import signals as sig
-from .model import Background, Cause, Session, State
+from .model import Background, Cause, Session, State, source_text
 from .transitions import WORK_STATES, StepEdits, because, end, move, track
 
 __all__ = [
@@ -20,13 +20,18 @@ __all__ = [
     "adopt",
     "boot_record",
     "from_agent_view",
+    "keeps_its_status",
     "on_background_gone",
+    "respawned_status",
     "stop",
     "unspare",
 ]
 
 #: What an agent view fires (under its own session id) for the sessions it lists.
 AGENT_VIEW_NOTIFICATIONS = frozenset({"agent_needs_input", "agent_completed"})
+#: PID statuses of a worker at work (a respawned one reports them before its hooks arrive).
+_AT_WORK = frozenset({"busy", "waiting"})
+_STARTED = source_text("hook", "SessionStart")
 
 
 def from_agent_view(known: Session | None, signal: sig.HookSignal) -> bool:
@@ -88,6 +93,36 @@ def boot_record(step: StepEdits, record: sig.PidRecord) -> bool:
         o.background is not None and o.background.job == background.job and not o.ended
         for o in step.all()
         if o.session_id != record.session_id
+    )
+
+
+def respawned_status(s: Session, record: sig.PidRecord) -> bool:
+    """A respawned worker's PID status decides, however its time compares with the row's
+    last decision (kill -9: the daemon runs the session again in a new process). That
+    decision is the old process's stop, stamped when the hub FOUND the death (the pidfd, the
+    liveness loop, a poll: it can come after the new process wrote ``busy``), or the new
+    process's ``SessionStart``, stamped when its hook script sent it (after the CLI may have
+    written ``busy``). Neither says what the new process does; its own record does."""
+    if s.background is None or s.state is not State.IDLE or record.status not in _AT_WORK:
+        return False
+    stopped = s.tracking.cause == "background:stopped"
+    if not s.running:  # stopped by the death of another process than the record's
+        return stopped and record.pid != s.pid
+    # running again since (the new process's hook or first record named its pid)
+    return (stopped or s.source == _STARTED) and record.pid == s.pid
+
+
+def keeps_its_status(before: Session | None, signal: sig.SessionStart) -> bool:
+    """A worker's ``SessionStart`` leaves the work its own PID file already reported: sent
+    by the hook script, it can reach the hub after the CLI wrote ``busy`` (a respawn)."""
+    return (
+        before is not None
+        and before.background is not None
+        and before.pid is not None
+        and before.pid == signal.pid
+        and before.running
+        and before.tracking.pid_status in _AT_WORK
+        and before.state in (State.BUSY, State.NEEDS_INPUT)
     )
 
 

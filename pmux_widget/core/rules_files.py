@@ -11,7 +11,7 @@ from typing import Literal
 
 from . import signals as sig
 from .model import PidStatus, Session, State, Tracking, clip, source_text
-from .rules_background import adopt, boot_record, unspare
+from .rules_background import adopt, boot_record, respawned_status, unspare
 from .transitions import (
     WORK_STATES,
     StepEdits,
@@ -102,6 +102,7 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
     if interactive is not None:
         t = t.replace(interactive=interactive, entrypoint=rec.entrypoint)
     retire_others(step, rec.session_id, rec.pid, None, at)
+    respawn = respawned_status(s, rec)
     s = s.replace(
         pid=rec.pid,
         running=True,
@@ -112,7 +113,7 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
     if background is not None:
         s = adopt(s, background)
     t = s.tracking
-    if at >= t.decided_at and rec.status is not None:
+    if (at >= t.decided_at or respawn) and rec.status is not None:
         target: tuple[State, PidCause] | None = None
         if not t.hooked:
             target = pid_target(s.state, t, rec.status)
@@ -142,7 +143,7 @@ def on_pid_file(step: StepEdits, signal: sig.PidFile) -> None:
                     )
             s = move(s, state, cause, at)
     t = s.tracking
-    if at >= t.decided_at or t.pid_status is None:
+    if at >= t.decided_at or t.pid_status is None or respawn:
         s = track(s, t.replace(pid_status=rec.status))
     step.put(s)
     step.notify(s, signal.live)

@@ -13,7 +13,7 @@ from . import tool_pairs
 from .agents import FACTS
 from .model import Session, State, Tracking, clip, source_text
 from .question import question_of
-from .rules_background import from_agent_view, stop
+from .rules_background import from_agent_view, keeps_its_status, stop
 from .summaries import summarize_tool
 from .transitions import (
     StepEdits,
@@ -173,6 +173,8 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
             background_tasks=(),
             tracking=s.tracking.replace(subagent_ids=()),
         )
+        if keeps_its_status(step.get(s.session_id), signal):
+            return s  # a respawned worker at work: its PID file said so first
         return move(s, State.IDLE, "hook", at, event)
 
     if isinstance(signal, sig.UserPromptSubmit) and _woken_by_task(signal.prompt):

@@ -72,6 +72,9 @@ def on_poll(step: StepEdits, signal: sig.PollTick) -> None:
     now = step.now
     for s in step.all():
         alive = signal.alive.get(s.session_id)
+        checked = signal.pids.get(s.session_id)
+        if checked is not None and checked != s.pid:
+            alive = None  # about the process it ran before (a respawned worker's dead one)
         if alive is False:
             _strike(step, s, "process:gone", now)
         elif s.pid is None and s.session_id in signal.exited:

@@ -246,6 +246,9 @@ class PollTick(Signal):
     """
 
     alive: Mapping[str, bool | None] = field(default_factory=dict)
+    #: the pid each ``alive`` answer is about: the probe runs on a worker thread, and a
+    #: session may have moved to another process (a respawned worker) before it is applied
+    pids: Mapping[str, int] = field(default_factory=dict)
     #: sessions known only by their tmux pane (no pid) whose pane no longer runs Claude
     exited: frozenset[str] = frozenset()
 

@@ -27,10 +27,19 @@ from typing import Any
 import tornado.httpserver
 
 from pmux_widget._version import __version__
+from pmux_widget.claude.background import spare_by_roster
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import spare_session
+from pmux_widget.claude.pidfiles import own_pid_file, spare_session
 from pmux_widget.core.model import ActionName, Change, Session, Transition
-from pmux_widget.core.signals import ActionTaken, Dismiss, HookSignal, SessionStart, Signal
+from pmux_widget.core.signals import (
+    ActionTaken,
+    Dismiss,
+    HookSignal,
+    PidFile,
+    SessionStart,
+    Signal,
+)
+from pmux_widget.core.spare_hooks import Released, SpareHooks
 from pmux_widget.core.tracker import reduce
 from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write_hub_file
 from pmux_widget.system import processes
@@ -85,6 +94,9 @@ class Hub:
         self._pid_cache: dict[str, int] = {}
         #: session ids whose hooks are no session's (a spare's placeholder, the agent view's own)
         self._not_sessions: set[str] = set()
+        #: hooks of processes started as spares, until their PID file says whose they are
+        self._spare_hooks = SpareHooks()
+        self._roles: dict[int, str | None] = {}  # pid → processes.claude_role
         # hook parent pid → its Claude ancestor (or None): with the installed command's `exec`
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
@@ -273,14 +285,44 @@ class Hub:
                 # the view's exit must not make an ended row either
                 if known is None and (
                     spare_session(self.claude_dir, pid, signal.session_id)
-                    or processes.claude_role(pid) in ("view", "attach")
+                    or self._role(pid) in ("view", "attach")
                 ):
-                    if len(self._not_sessions) > 1024:
-                        self._not_sessions.clear()
-                    self._not_sessions.add(signal.session_id)
+                    self._not_session(signal.session_id)
                     return
         entry = self._entrypoint(signal, ppid, pid) if signal.live else None
-        self.apply(named_hook(signal, pid, entry))
+        hook = named_hook(signal, pid, entry)
+        if known is None and pid is not None and self._role(pid) == "spare":
+            # a process started as a spare: its own placeholder's hooks never make a row,
+            # whichever of them and its PID file's verdict comes first (core.spare_hooks)
+            record = own_pid_file(self.claude_dir, pid)
+            self._settle(self._spare_hooks.on_hook(pid, hook, record))
+            return
+        self.apply(hook)
+
+    def _role(self, pid: int) -> str | None:
+        """What the Claude process ``pid`` is besides a session: its argv (once per pid),
+        else a spare if the daemon's roster says it dispatched it as one (2.1.197's first
+        worker has no ``--bg-spare``; read again until it says so)."""
+        if pid not in self._roles:
+            if len(self._roles) > 1024:
+                self._roles.clear()
+            self._roles[pid] = processes.claude_role(pid)
+        role = self._roles[pid]
+        if role is None and spare_by_roster(self.claude_dir, pid):
+            return "spare"
+        return role
+
+    def _not_session(self, session_id: str) -> None:
+        if len(self._not_sessions) > 1024:
+            self._not_sessions.clear()
+        self._not_sessions.add(session_id)
+
+    def _settle(self, released: Released) -> None:
+        """What core.spare_hooks decided: hooks to apply now, ids that are no session's."""
+        for session_id in released.not_sessions:
+            self._not_session(session_id)
+        for hook in released.apply:
+            self.apply(hook)
 
     def _entrypoint(self, signal: HookSignal, ppid: int | None, pid: int | None) -> str | None:
         """How the session's Claude was started, once per session (read while the hook's
@@ -303,6 +345,9 @@ class Hub:
 
     def apply(self, signal: Signal) -> list[Change]:
         """Apply one signal through the tracker, persist, fan out. Hub thread only."""
+        if isinstance(signal, PidFile) and self._spare_hooks.holding(signal.record.pid):
+            # a process whose hooks are held: a job's come first, as they did
+            self._settle(self._spare_hooks.on_record(signal.record))
         now = now_ms()
         try:
             step = reduce(self.fleet, signal, now)

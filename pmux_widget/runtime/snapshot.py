@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import spare_session
+from pmux_widget.claude.pidfiles import own_pid_file, spare_session
 from pmux_widget.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
 from pmux_widget.core.model import Session, TranscriptEnding
 from pmux_widget.core.signals import HookSignal, SessionStart, Signal
+from pmux_widget.core.spare_hooks import spare_verdict
 from pmux_widget.core.tracker import reduce
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
@@ -120,6 +121,13 @@ class _Fleet:
                 known = self.sessions.get(signal.session_id)
                 if known is None and spare_session(self.claude.root, pid, signal.session_id):
                     return  # a pre-warmed background worker's placeholder: never a row
+        if (
+            pid is not None
+            and signal.session_id not in self.sessions
+            and processes.claude_role(pid) == "spare"
+            and spare_verdict(own_pid_file(self.claude.root, pid), signal.session_id) != "session"
+        ):
+            return  # a spare's: a job's session is its PID file's row (read after the spool)
         self.apply(named_hook(signal, pid))
 
     def read(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,7 +114,14 @@ async def poll_once(hub: HubView, runner: Runner, claude: ClaudeHome | None = No
     for signal in facts.get("gone_jobs", ()):
         hub.apply(signal)
     # live: what it finds happens now (it never notifies: it moves nothing into attention)
-    hub.apply(PollTick(at=now_ms(), alive=facts["alive"], exited=facts.get("exited", frozenset())))
+    hub.apply(
+        PollTick(
+            at=now_ms(),
+            alive=facts["alive"],
+            pids=facts.get("pids", {}),
+            exited=facts.get("exited", frozenset()),
+        )
+    )
 
 
 def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[str, Any]:
@@ -127,6 +135,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             pane_of_pid.setdefault(child, pane)
         pane_of_pid.setdefault(pane.shell_pid, pane)
     alive: dict[str, bool | None] = {}
+    checked: dict[str, int] = {}  # the pid each answer is about
     families: dict[str, list[int]] = {}
     by_id: dict[str, list[tmux.PaneInfo]] = {}
     for pane in panes:
@@ -143,6 +152,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
             continue
         living = process_runs(session)  # a reused pid is another process: not its ports
         alive[session.session_id] = living
+        checked[session.session_id] = pid
         if living:
             families[session.session_id] = [pid, *processes.descendants(pid, tree, depth=4)]
     ports = processes.listening_ports_by_family(families)
@@ -161,6 +171,7 @@ def probe(sessions: list[Session], claude: ClaudeHome | None = None) -> Mapping[
     jobs = gone_jobs(claude, sessions) if claude is not None else []
     return {
         "alive": alive,
+        "pids": checked,
         "where": where,
         "found": new,
         "exited": frozenset(exited),
@@ -209,6 +220,11 @@ def discover(
                 continue
             if processes.claude_role(pid) is not None:
                 continue  # an agent view, a daemon, its pty hosts and workers: no session here
+            if (claude.sessions_dir / f"{pid}.json").exists():
+                # it announced itself: its PID file says which session it runs, or that it
+                # runs none (2.1.197's spare, under the agent view's pane and with no
+                # --bg-spare in its argv, took a respawned worker's transcript: a stray row)
+                continue
             facts = processes.process_facts(pid)
             if facts is None:
                 continue
@@ -229,8 +245,8 @@ def _newest_transcript(claude: ClaudeHome, cwd: str, since_ms: int) -> str | Non
     except OSError:
         return None
     for entry in entries:
-        if not entry.name.endswith(".jsonl"):
-            continue
+        if not entry.name.endswith(".jsonl") or not _is_session_id(entry.name[: -len(".jsonl")]):
+            continue  # (2.1.197's daemon leaves <id>.orphaned-<ms>-<hex>.jsonl at a respawn)
         try:
             mtime = entry.stat().st_mtime
         except OSError:
@@ -238,3 +254,11 @@ def _newest_transcript(claude: ClaudeHome, cwd: str, since_ms: int) -> str | Non
         if mtime * 1000 >= since_ms and (newest is None or mtime > newest[0]):
             newest = (mtime, entry.name[: -len(".jsonl")])
     return newest[1] if newest else None
+
+
+def _is_session_id(name: str) -> bool:
+    """A transcript's name is its session's id, a UUID; anything else is no session's."""
+    try:
+        return str(uuid.UUID(name)) == name.lower()
+    except ValueError:
+        return False
