@@ -30,7 +30,14 @@ from pmux_widget._version import __version__
 from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.claude.pidfiles import spare_session
 from pmux_widget.core.model import ActionName, Change, Session, Transition
-from pmux_widget.core.signals import ActionTaken, Dismiss, HookSignal, SessionStart, Signal
+from pmux_widget.core.signals import (
+    ActionTaken,
+    Dismiss,
+    HookSignal,
+    Seen,
+    SessionStart,
+    Signal,
+)
 from pmux_widget.core.tracker import reduce
 from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write_hub_file
 from pmux_widget.system import processes
@@ -412,6 +419,11 @@ class Hub:
 
     def dismiss(self, session_id: str) -> None:
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
+
+    def seen(self, session_id: str) -> None:
+        """The user looks at the session (its terminal tab, its pane, its peek or attach): a
+        review ends, silently (``user:seen``); any other state stays."""
+        self.submit(Seen(at=now_ms(), session_id=session_id))
 
     def record_action(self, session_id: str, action: ActionName, origin: str = "") -> None:
         """Keys for ``action`` reached the session's pane (``runtime.actions``): the state it
