@@ -12,6 +12,7 @@ docs/usage.md go to docs/images/ with PMUX_UPDATE_DOC_IMAGES=1 (light and dark).
 from __future__ import annotations
 
 import inspect
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ from pmux_widget.runtime.actions import act
 from pmux_widget.system.home import PmuxHome
 
 from .conftest import DARK, LIGHT, LabPage, LabServer, LabUnavailable
-from .test_lab_extension import PANEL, open_lab, shot
+from .test_lab_extension import DOC_IMAGES, PANEL, open_lab
 
 pytestmark = [
     pytest.mark.browser,
@@ -116,9 +117,11 @@ def test_question_and_plan_drawn_and_answered_in_the_panel(setup: LabPage) -> No
     for theme, name in ((LIGHT, "question-light"), (DARK, "question-dark")):
         lab.set_theme(theme)
         lab.page.wait_for_timeout(300)  # (the theme's transition)
-        shot(lab, name)
-        path = lab.screenshot(f"{name}-panel", clip=panel.bounding_box())
+        path = lab.screenshot(name, clip=panel.bounding_box())
         assert path.stat().st_size > 0
+        if os.environ.get("PMUX_UPDATE_DOC_IMAGES") == "1":
+            DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, DOC_IMAGES / f"{name}.png")
     lab.set_theme(LIGHT)
 
     if not ANSWERS:
