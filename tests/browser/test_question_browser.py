@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from pmux_widget.demo.scripted_fleet import PERSONAS, ScriptedFleet
 from pmux_widget.runtime.actions import act
 from pmux_widget.system.home import PmuxHome
 
+from ..helpers import wait_until
 from .conftest import DARK, LIGHT, LabPage, LabServer, LabUnavailable
 from .test_lab_extension import DOC_IMAGES, PANEL, open_lab
 
@@ -41,7 +44,7 @@ needs_answer = pytest.mark.skipif(
 
 
 @pytest.fixture
-def setup(browser_context: Any, tmp_path: Path) -> Iterator[LabPage]:
+def setup(browser_context: Any, tmp_path: Path) -> Iterator[tuple[LabPage, ScriptedFleet]]:
     claude = tmp_path / "claude"
     (claude / "projects").mkdir(parents=True)
     home = PmuxHome(tmp_path / "pmux")
@@ -60,7 +63,7 @@ def setup(browser_context: Any, tmp_path: Path) -> Iterator[LabPage]:
     try:
         fleet.start()
         assert fleet.panes is not None, fleet.note
-        yield LabPage(server, page)
+        yield LabPage(server, page), fleet
     finally:
         fleet.stop()
         page.close()
@@ -79,8 +82,10 @@ def wait_class(lab: LabPage, project: str, state: str, timeout: float = 60) -> A
     return r
 
 
-def test_question_and_plan_drawn_and_answered_in_the_panel(setup: LabPage) -> None:
-    lab = setup
+def test_question_and_plan_drawn_and_answered_in_the_panel(
+    setup: tuple[LabPage, ScriptedFleet],
+) -> None:
+    lab, _ = setup
     lab.page.set_viewport_size({"width": 1280, "height": 860})
     open_lab(lab)
     lab.command("pmux-widget:show-panel")
@@ -151,3 +156,67 @@ def test_question_and_plan_drawn_and_answered_in_the_panel(setup: LabPage) -> No
     other.press("Enter")
     done = wait_class(lab, "ui-kit", "review", timeout=60)
     assert "in Teal" in done.locator(".pmux-primary").inner_text()
+
+
+class HeldActions:
+    """A proxy on the panel's stream (``pmux/api/stream``) that can hold the page's action
+    messages in transit (a click that reaches the server late), passing all else through."""
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.messages: list[str | bytes] = []
+        self._server: Any = None
+
+    def route(self, ws: Any) -> None:
+        server = ws.connect_to_server()
+        self._server = server
+        ws.on_message(self._from_page)
+        server.on_message(ws.send)
+
+    def _from_page(self, message: str | bytes) -> None:
+        raw = message.encode() if isinstance(message, str) else message
+        if self.holding and b'"action"' in raw and b'"answer"' in raw:
+            self.messages.append(message)
+            return
+        self._server.send(message)
+
+    def release(self) -> None:
+        self.holding = False
+        for message in self.messages:
+            self._server.send(message)
+
+
+@needs_answer
+def test_a_stale_option_click_is_refused_and_types_nothing(
+    setup: tuple[LabPage, ScriptedFleet],
+) -> None:
+    lab, fleet = setup
+    held = HeldActions()
+    lab.page.route_web_socket(re.compile(r".*/pmux/api/stream.*"), held.route)
+    open_lab(lab)
+    lab.command("pmux-widget:show-panel")
+    question = wait_class(lab, "ui-kit", "needs-input")
+    amber = question.locator("button.pmux-act--option", has_text="Amber")
+    amber.wait_for()
+
+    # The click travels slowly; meanwhile the question is answered in its pane (Enter on the
+    # selected "1. Purple"), and the turn goes on.
+    held.holding = True
+    amber.click()
+    wait_until(lambda: held.messages, 10, what="the click held in transit")
+    assert fleet.panes is not None
+    pane = fleet.panes.pane_ids["ui-kit"]
+    subprocess.run(["tmux", "-L", fleet.panes.socket, "send-keys", "-t", pane, "Enter"], check=True)
+    done = wait_class(lab, "ui-kit", "review", timeout=60)
+    assert "in Purple" in done.locator(".pmux-primary").inner_text()
+
+    # The click arrives: refused with the reason, shown on the row; nothing was typed.
+    held.release()
+    # (the note is in the row's actions bar, shown while the row has the focus)
+    done.locator(".pmux-name").click()
+    note = done.locator(".pmux-act-note")
+    lab.page.wait_for_function(
+        "(el) => el.textContent.startsWith('refused: ')", arg=note.element_handle(), timeout=20_000
+    )
+    assert note.is_visible(), note.inner_text()
+    assert "in Purple" in done.locator(".pmux-primary").inner_text()
