@@ -253,7 +253,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
         assert "Stopped; no demo process is left running." in demo.output()
         demo.assert_nothing_left()
 
-        # Six projects, four of them in panes of the demo's tmux server (their processes'
+        # Eight projects, six of them in panes of the demo's tmux server (their processes'
         # own $TMUX_PANE), one outside tmux; the hooks came through the hook script.
         sessions = hub.call(lambda: list(hub.fleet.values()))
         assert {s.project for s in sessions} == {
@@ -263,6 +263,8 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
             "infra",
             "docs-site",
             "nightly-audit",
+            "ui-kit",
+            "release-notes",
         }
         # the simulated background session (claude --bg): its PID file's job, no pane
         audits = [s for s in sessions if s.project == "nightly-audit"]
@@ -274,7 +276,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
         panes = {s.project: s.tracking.pane for s in sessions}
         assert panes.pop("data-pipeline") is None, panes
         assert panes.pop("nightly-audit") is None, panes
-        assert len(set(panes.values())) == 4, panes
+        assert len(set(panes.values())) == 6, panes
         assert all(re.fullmatch(r"%\d+", str(pane)) for pane in panes.values()), panes
         # (a background session it stops is not running, and stays listed until its job is
         # removed: the demo removes it, the hub's next poll ends it)

@@ -207,6 +207,17 @@ def test_waits_ended_otherwise_or_still_open_are_not_responses():
     assert (s.waits, s.turns, s.waited) == (3, 1, 10 + 10 + 30)
 
 
+def test_a_look_ends_a_review_wait_as_a_response_and_stops_its_time():
+    # the user looked at the finished turn at 25 s (its terminal tab focused): the wait ends
+    # there, answered; a dismiss at the same time is not a response
+    seen = history("a", (0, BUSY, "p"), (10, REVIEW, "hook:Stop"), (25, IDLE, "user:seen"))
+    s = session_stats(seen, now_ms=100 * S)
+    assert (s.waited, s.waits, s.turns, s.response_times) == (15, 1, 1, (15,))
+    assert s.seconds[IDLE] == 75
+    dismissed = history("a", (0, BUSY, "p"), (10, REVIEW, "hook:Stop"), (25, IDLE, "user:dismiss"))
+    assert session_stats(dismissed, now_ms=100 * S).response_times == ()
+
+
 def test_ended_session_stats_stop_at_the_end():
     h = history("a", (0, BUSY, "p"), (10, REVIEW, "stop"))
     s = session_stats(h, now_ms=1000 * S, end_ms=25 * S)

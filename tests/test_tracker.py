@@ -650,6 +650,32 @@ def test_dismiss_other_states_unchanged(start):
     assert run.state is start
 
 
+def test_seen_review_goes_idle_silently():
+    run = busy_run()
+    run.hook("Stop")
+    before = len(run.notifications())
+    run(s.Seen(at=run.now + 5, session_id=SID))
+    assert run.state is State.IDLE and run.session.source == "user:seen"
+    assert run.session.state_since == run.now + 5
+    assert len(run.notifications()) == before
+
+
+@pytest.mark.parametrize("start", [State.BUSY, State.NEEDS_INPUT, State.IDLE, State.UNKNOWN])
+def test_seen_other_states_unchanged(start):
+    run = Run({SID: Session(SID, state=start)})
+    run(s.Seen(at=1, session_id=SID))
+    assert run.state is start
+
+
+def test_a_look_older_than_the_review_does_not_end_it():
+    # a tmux check made while the turn still ran, applied after its Stop
+    run = busy_run()
+    looked = run.now
+    run.hook("Stop", at=looked + 10)
+    run(s.Seen(at=looked, session_id=SID))
+    assert run.state is State.REVIEW
+
+
 # --------------------------------------------------------------------- Claude Code 2.1.332
 # Payload shapes as recorded from the real CLI (tests/fixtures/real/2.1.332/background_*).
 

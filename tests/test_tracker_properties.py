@@ -75,7 +75,8 @@ def signals(draw) -> s.Signal:
     kind = draw(
         st.sampled_from(
             ["hook"] * 6
-            + ["pid", "interrupt", "transcript", "gone", "poll", "dismiss", "recover", "restart"]
+            + ["pid", "interrupt", "transcript", "gone", "poll", "dismiss", "seen", "recover"]
+            + ["restart"]
         )
     )
     at = draw(times)
@@ -121,6 +122,8 @@ def signals(draw) -> s.Signal:
         return s.PollTick(at=at, live=False, alive=alive)
     if kind == "dismiss":
         return s.Dismiss(at=at, live=live, session_id=sid)
+    if kind == "seen":
+        return s.Seen(at=at, live=live, session_id=sid)
     if kind == "recover":
         return s.Recover(
             at=at,
@@ -188,6 +191,18 @@ def test_tracker_properties_hold_for_any_signal_sequence(sequence, start):
             )
             if compacting:
                 assert new.state is old.state
+            # (h) a look ends a review (silently, user:seen) and moves nothing else: never a
+            # needs-input or busy row
+            if isinstance(signal, s.Seen):
+                if old.state is State.REVIEW and new.state is not State.REVIEW:
+                    assert new.state is State.IDLE and new.source == "user:seen"
+                else:
+                    assert new.state is old.state
+
+        # (i) a look never notifies, and touches only its own session
+        if isinstance(signal, s.Seen):
+            assert all(c.notification is None for c in step.changes)
+            assert {c.session_id for c in step.changes} <= {signal.session_id}
 
     # (g) the sessions returned are never mutated in place: old snapshots stay valid
     for old_fleet, records in snapshots:

@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from pmux_widget.core import signals as s
+from pmux_widget.core.model import State
 from pmux_widget.notebook import feed as feed_module
 from pmux_widget.notebook.widget import StatusWidget
 from pmux_widget.runtime.hub import Hub
@@ -174,6 +175,26 @@ def test_dismiss_message_answers_with_the_row(hub):
     # Refused (no longer in review): still answered, so the button does not stay pending.
     widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": "s-0000"}, [])
     wait_until(lambda: len(recorder.patches()) >= 2, what="second answer")
+
+
+def test_seen_message_ends_a_review_silently_and_leaves_needs_input(hub):
+    fill(hub, 2)
+    hub.call(lambda: hub.apply(s.Stop(at=now_ms(), session_id="s-0000")))
+    hub.call(
+        lambda: hub.apply(s.PermissionRequest(at=now_ms(), session_id="s-0001", tool_name="Bash"))
+    )
+    widget = StatusWidget(hub)
+    recorder = Recorder(widget)
+    widget._on_front_end_msg(widget, {"type": "seen", "session_id": "s-0001"}, [])
+    widget._on_front_end_msg(widget, {"type": "seen", "session_id": "s-0000"}, [])
+    patch = wait_until(lambda: recorder.patches(), what="the look's patch")[-1]
+    assert [(r["session_id"], r["state"], r["source"]) for r in patch["upsert"]] == [
+        ("s-0000", "idle", "user:seen")
+    ]
+    assert hub.fleet["s-0001"].state is State.NEEDS_INPUT
+    with recorder.lock:
+        assert not [m for m in recorder.messages if m["type"] == "notify"]
+    widget.close()
 
 
 def test_an_action_for_an_unknown_session_is_refused_with_the_reason(hub):

@@ -316,9 +316,15 @@ export interface AttachMessage {
   session_id: string;
 }
 
+/** The user looks at a session (its JupyterLab terminal tab is focused in a visible page, its row's peek or attach was opened): a review ends, silently (`user:seen`). */
+export interface SeenMessage {
+  type: "seen";
+  session_id: string;
+}
+
 export type KernelMessage = PatchMessage | NotifyMessage | InstallResultMessage | ActionResultMessage | PeekResultMessage | AttachResultMessage;
 
-export type FrontendMessage = DismissMessage | InstallHooksMessage | ActionMessage | PeekMessage | AttachMessage;
+export type FrontendMessage = DismissMessage | InstallHooksMessage | ActionMessage | PeekMessage | AttachMessage | SeenMessage;
 
 /** The plain-language why of a state, per exact `source`. */
 export const SOURCE_LABELS: Readonly<Record<string, string>> = {
@@ -343,6 +349,7 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "poll:stale-busy": "no sign of work for 10 min",
   "poll:unknown-timeout": "state unknown for 10 min",
   "user:dismiss": "marked as seen",
+  "user:seen": "seen",
   "action:approve": "approved",
   "action:deny": "denied",
   "action:interrupt": "interrupted (Esc)",

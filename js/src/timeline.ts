@@ -92,7 +92,7 @@ export function segmentsIn(
 }
 
 /** Today's numbers (core/insight.py's Insight): time waited on you (needs-input + review), the
- * median response (a wait's start → the busy that answered it), turns finished (entries into
+ * median response (a wait's start → the busy that answered it, or the look that saw it), turns finished (entries into
  * review), and the time each session waited. */
 export interface Insight {
   waitedMs: number;
@@ -135,7 +135,9 @@ export function sessionInsight(
       if (waitStart === null) waitStart = start;
       if (first.state === "review" && inside) turns += 1;
     } else {
-      if (waitStart !== null && first.state === "busy" && inside) responses.push(start - waitStart);
+      // going back to work answers a wait, and so does looking at a finished turn (user:seen)
+      const answers = first.state === "busy" || first.source === "user:seen";
+      if (waitStart !== null && answers && inside) responses.push(start - waitStart);
       waitStart = null;
     }
     i = j;

@@ -1,7 +1,7 @@
 // Issue 21: which JupyterLab terminal tab shows which session's dot (tab-dots.ts, pure), and a
 // row's "Open terminal" (shown only where the page can open terminals: an injected capability).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { decorFor, sessionsByTerminal, withClasses } from "../lab/src/tab-dots";
+import { decorFor, seenInTerminal, sessionsByTerminal, withClasses } from "../lab/src/tab-dots";
 import { setLabPanel } from "../src/lab-panel";
 import type { Row } from "../src/types";
 import { FakeModel, snapshotOf } from "../testing/fake-model";
@@ -10,6 +10,30 @@ import { mount, q, rowEl, visible, type Mounted } from "./helpers";
 
 const inTerm = (id: string, name: string | null, over: Partial<Row> = {}): Row =>
   makeRow({ session_id: id, name: `s-${id}`, terminal: name === null ? null : { name }, ...over });
+
+describe("seenInTerminal (issue 34)", () => {
+  const rows = [
+    inTerm("r", "1", { state: "review", state_since: T0 + 5 }),
+    inTerm("b", "2", { state: "busy" }),
+    inTerm("n", "3", { state: "needs-input" }),
+  ];
+  it("a focused terminal tab in a visible page ends its session's review, told once per review", () => {
+    const seen = seenInTerminal(rows, "1", true, null);
+    expect(seen?.row.session_id).toBe("r");
+    expect(seenInTerminal(rows, "1", true, seen!.key)).toBeNull();
+    // a later review of the same session is a new look
+    const again = [inTerm("r", "1", { state: "review", state_since: T0 + 9 })];
+    expect(seenInTerminal(again, "1", true, seen!.key)?.row.session_id).toBe("r");
+  });
+
+  it("nothing for a hidden page, no focused terminal, or a session not in review", () => {
+    expect(seenInTerminal(rows, "1", false, null)).toBeNull();
+    expect(seenInTerminal(rows, null, true, null)).toBeNull();
+    expect(seenInTerminal(rows, "2", true, null)).toBeNull();
+    expect(seenInTerminal(rows, "3", true, null)).toBeNull();
+    expect(seenInTerminal(rows, "9", true, null)).toBeNull();
+  });
+});
 
 describe("sessionsByTerminal", () => {
   it("maps each terminal to its session; rows outside terminals and ended rows map nowhere", () => {

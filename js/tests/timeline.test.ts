@@ -101,6 +101,14 @@ describe("insight", () => {
     ]);
   });
 
+  it("counts a look at a finished turn (user:seen) as the response that ended its wait, as core/insight.py", () => {
+    const seen = [t(0, "busy", "p"), t(10, "review"), t(25, "idle", "user:seen")];
+    const dismissed = [t(0, "busy", "p"), t(10, "review"), t(25, "idle", "user:dismiss")];
+    const of = (entries: Transition[]) => insight(new Map([["a", entries]]), T0, T0 + 100 * M);
+    expect([of(seen).waitedMs, of(seen).responses, of(seen).medianResponseMs]).toEqual([15 * M, 1, 15 * M]);
+    expect([of(dismissed).waitedMs, of(dismissed).responses]).toEqual([15 * M, 0]);
+  });
+
   it("has words for lengths and a local midnight", () => {
     expect([formatLength(45_000), formatLength(12 * M), formatLength(65 * M)]).toEqual(["45s", "12m", "1h 05m"]);
     const midnight = new Date(dayStart(T0));

@@ -62,6 +62,7 @@ __all__ = [
     "PeekResultMessage",
     "QuestionJSON",
     "Row",
+    "SeenMessage",
     "SessionJSON",
     "Snapshot",
     "StateName",
@@ -450,6 +451,14 @@ class ActionMessage(_AnswerFields):
     token: str | None
 
 
+class SeenMessage(TypedDict):
+    """The user looks at a session (its JupyterLab terminal tab is focused in a visible page,
+    its row's peek or attach was opened): a review ends, silently (``user:seen``)."""
+
+    type: Literal["seen"]
+    session_id: str
+
+
 class PeekMessage(TypedDict):
     type: Literal["peek"]
     session_id: str
@@ -464,7 +473,7 @@ class AttachMessage(TypedDict):
 
 
 FrontendMessage = Union[  # noqa: UP007
-    DismissMessage, InstallHooksMessage, ActionMessage, PeekMessage, AttachMessage
+    DismissMessage, InstallHooksMessage, ActionMessage, PeekMessage, AttachMessage, SeenMessage
 ]
 
 # --------------------------------------------------------------------------- source labels
@@ -493,6 +502,7 @@ SOURCE_LABELS: Mapping[str, str] = {
     "poll:stale-busy": "no sign of work for 10 min",
     "poll:unknown-timeout": "state unknown for 10 min",
     "user:dismiss": "marked as seen",
+    "user:seen": "seen",
     "action:approve": "approved",
     "action:deny": "denied",
     "action:interrupt": "interrupted (Esc)",

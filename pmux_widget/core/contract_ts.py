@@ -46,6 +46,7 @@ from pmux_widget.core.contract import (
     PeekResultMessage,
     QuestionJSON,
     Row,
+    SeenMessage,
     SessionJSON,
     Snapshot,
     StateName,
@@ -118,6 +119,7 @@ _TYPES: tuple[tuple[str, Any], ...] = (
     ("ActionMessage", ActionMessage),
     ("PeekMessage", PeekMessage),
     ("AttachMessage", AttachMessage),
+    ("SeenMessage", SeenMessage),
 )
 _UNIONS: tuple[tuple[str, Any], ...] = (
     ("KernelMessage", KernelMessage),

@@ -35,9 +35,9 @@ class SessionStats:
     - ``waits``: waits that began in the window (a wait begins when the session enters
       needs-input or review from any other state; needs-input → review continues it);
     - ``response_times``: for each wait that ended by the session going straight back to
-      busy, with that busy in the window: seconds from the wait's start to the busy. A wait
-      that ends otherwise (dismissed, interrupted, ended, a hub restart's unknown) or is still
-      open is not a response;
+      busy, or by the user looking at it (``user:seen``), with that end in the window: seconds
+      from the wait's start to it. A wait that ends otherwise (dismissed, interrupted, ended, a
+      hub restart's unknown) or is still open is not a response;
     - ``turns``: turns finished in the window, a finished turn being an entry into review;
     - ``tokens``: the session's token totals (not windowed: tokens have no history).
     """
@@ -135,7 +135,7 @@ def _stats(
     turns = 0
     responses: list[float] = []
     wait_start: int | None = None
-    for _, state, start, end, _source in spans:
+    for _, state, start, end, source in spans:
         stop = now_ms if end is None else end
         if stop > since:
             ms[state] += max(0, stop - max(start, since))
@@ -147,7 +147,7 @@ def _stats(
             if state is State.REVIEW and inside:
                 turns += 1
             continue
-        if wait_start is not None and state is State.BUSY and inside:
+        if wait_start is not None and _answers(state, source) and inside:
             responses.append((start - wait_start) / 1000)
         wait_start = None
     seconds = {state: total / 1000 for state, total in ms.items()}
@@ -161,6 +161,16 @@ def _stats(
         turns=turns,
         tokens=tokens if tokens is not None else Tokens(),
     )
+
+
+def _answers(state: State, source: str) -> bool:
+    """Does entering this segment end a wait as the user's response? Going back to work, or
+    looking at a finished turn (``user:seen``: its terminal or pane was shown, issue 34)."""
+    return state is State.BUSY or source == SEEN
+
+
+#: The source of a review ended by the user looking at the session.
+SEEN = "user:seen"
 
 
 def stats(

@@ -98,6 +98,14 @@ def on_dismiss(step: StepEdits, signal: sig.Dismiss) -> None:
         step.put(move(s, State.IDLE, "user:dismiss", max(signal.at, s.tracking.decided_at)))
 
 
+def on_seen(step: StepEdits, signal: sig.Seen) -> None:
+    """Looking ends a review ("finished, not looked at yet"). A look older than the review
+    (a check made before the turn finished, applied after) saw the work, not its end."""
+    s = step.get(signal.session_id)
+    if s is not None and s.state is State.REVIEW and not s.ended and signal.at >= s.state_since:
+        step.put(move(s, State.IDLE, "user:seen", max(signal.at, s.tracking.decided_at)))
+
+
 def on_action(step: StepEdits, signal: sig.ActionTaken) -> None:
     s = step.get(signal.session_id)
     if s is not None and not s.ended:

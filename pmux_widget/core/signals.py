@@ -76,6 +76,7 @@ __all__ = [
     "PreToolUse",
     "ProcessGone",
     "Recover",
+    "Seen",
     "SessionEnd",
     "SessionStart",
     "Signal",
@@ -256,6 +257,15 @@ class PollTick(Signal):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Dismiss(Signal):
     """The user dismissed a finished session (widget button or ``Session.dismiss()``)."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Seen(Signal):
+    """The user looked at the session (issue 34): its JupyterLab terminal tab is focused in a
+    visible page, an attached tmux client shows its pane, or its row's peek or attach opened.
+    A review ends there, silently; nothing else changes."""
 
     session_id: str
 

@@ -38,6 +38,7 @@ from .rules_process import (
     on_process_gone,
     on_recover,
     on_restart,
+    on_seen,
 )
 from .wording import notification_text
 
@@ -81,6 +82,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_poll(step, signal)
         case sig.Dismiss():
             on_dismiss(step, signal)
+        case sig.Seen():
+            on_seen(step, signal)
         case sig.ActionTaken():
             on_action(step, signal)
         case sig.HubRestart():

@@ -104,6 +104,7 @@ Cause = Literal[
     "poll:stale-busy",
     "poll:unknown-timeout",
     "user:dismiss",
+    "user:seen",
     "restart",
     "retired",
     "recovery:process-gone",

@@ -46,6 +46,8 @@ from .scripts import (
     script_compact,
     script_errors,
     script_lifecycle,
+    script_plan,
+    script_question,
     script_subagents,
     script_tests,
 )
@@ -81,6 +83,10 @@ PERSONAS: tuple[Persona, ...] = (
             "an Esc, exit + restart, /clear"),
     Persona("nightly-audit", "%5", "claude-sonnet-4-5-20250929", script_tests,
             "a background session (claude --bg): asks, then finishes", background="audit-deps"),
+    Persona("ui-kit", "%6", "claude-opus-4-8", script_question,
+            "asks a question (AskUserQuestion): answer it from the row"),
+    Persona("release-notes", "%7", "claude-opus-4-8", script_plan,
+            "offers a plan (plan mode): Approve or Keep planning"),
 )  # fmt: skip
 
 

@@ -47,7 +47,7 @@ from typing import Any
 from pmux_widget.claude.pidfiles import process_start_ticks
 
 from .scripts import SCRIPTS, user_turn
-from .sim_screen import render, summary
+from .sim_screen import dialog_rows, render, summary
 from .simulated import CLI_VERSION, InstalledHooks, SimSession
 
 __all__ = ["LiveSession", "SimClaude", "main"]
@@ -87,6 +87,12 @@ class LiveSession(SimSession):
         self.dialog: tuple[str, str, dict[str, Any]] | None = None
         self.turn_open = False
         self.compacting = False
+        #: the text typed into a question's "Type something." row or a plan's feedback row
+        self.field = ""
+        #: what the user answered the open question with (its label, or the text typed)
+        self.chosen: str | None = None
+        #: a plan's "Tell Claude what to change" feedback (keep planning); None: approved
+        self.feedback: str | None = None
         #: ``claude --bg --name <this>``: a background worker's PID file and job folder
         self.background = background
 
@@ -196,6 +202,7 @@ class LiveSession(SimSession):
 
     def ask(self) -> None:
         self.dialog = self.pending[-1]
+        self.field, self.chosen, self.feedback = "", None, None
         self.show("  ⎿  Waiting…")
         super().ask()
         self.set_status("waiting", "permission prompt")
@@ -433,6 +440,9 @@ class SimClaude:
         s = self.session
         if not s.live:
             return
+        if s.dialog is not None and s.dialog[1] in ("AskUserQuestion", "ExitPlanMode"):
+            self._form_key(key)
+            return
         if s.dialog is not None:
             if key in ("up", "down"):
                 self.selected = (self.selected + (1 if key == "down" else -1)) % 3
@@ -454,6 +464,39 @@ class SimClaude:
             self.typed = ""
         elif len(key) == 1:
             self.typed += key
+
+    def _form_key(self, key: str) -> None:
+        """A question or a plan: arrows move the selection through its rows; typing goes to the
+        free-text row (Other, the plan's feedback) while it is selected; Enter answers with the
+        selected row; Esc declines (as the permission dialog's No)."""
+        s = self.session
+        assert s.dialog is not None
+        _, name, tool_input = s.dialog
+        rows = dialog_rows(name, tool_input)
+        text_row = rows - 2 if name == "AskUserQuestion" else 2
+        if key in ("up", "down"):
+            self.selected = max(0, min(rows - 1, self.selected + (1 if key == "down" else -1)))
+        elif key == "escape":
+            self._stop_turn(reject=True)
+        elif key == "backspace" and self.selected == text_row:
+            s.field = s.field[:-1]
+        elif len(key) == 1 and self.selected == text_row:
+            s.field += key
+        elif key == "enter":
+            if name == "AskUserQuestion":
+                options = tool_input["questions"][0]["options"]
+                if self.selected < len(options):
+                    s.chosen = str(options[self.selected]["label"])
+                elif self.selected == text_row and s.field.strip():
+                    s.chosen = s.field.strip()
+                else:
+                    return  # "Chat about this", or Other left empty
+            elif self.selected == text_row:
+                if not s.field.strip():
+                    return
+                s.feedback = s.field.strip()
+            s.field = ""
+            self._answer_yes()
 
     def _answer_yes(self) -> None:
         self.session.approve()

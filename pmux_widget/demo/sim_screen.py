@@ -1,7 +1,10 @@
 """What the simulated CLI draws (:mod:`.sim_claude`): the screen of Claude Code 2.1.197 as
 pmux-widget's screen parser reads it: the header, the prompt box when idle, "esc to
 interrupt" when busy, and the permission dialog "Do you want to proceed? ❯ 1. Yes / 2. … /
-3. No" when asking."""
+3. No" when asking; a question (AskUserQuestion: one single-select question, its options,
+"Type something.", "Chat about this") and a plan (ExitPlanMode: the plan between dashed
+borders, "1. Yes, and use auto mode / 2. Yes, manually approve edits / 3. Tell Claude what to
+change") as 2.1.197 draws them (recorded: tests/fixtures/screens/2.1.197-questions/)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any, Protocol
 
 from .simulated import CLI_VERSION
 
-__all__ = ["Shown", "render", "summary"]
+__all__ = ["Shown", "dialog_rows", "render", "summary"]
 
 
 class Shown(Protocol):
@@ -54,9 +57,65 @@ def _model_label(model: str) -> str:
     return model
 
 
+def dialog_rows(name: str, tool_input: dict[str, Any]) -> int:
+    """How many rows the selection moves through in this dialog."""
+    if name == "AskUserQuestion":
+        return len(_first_question(tool_input).get("options", [])) + 2  # Other, Chat about this
+    return 3
+
+
+def _first_question(tool_input: dict[str, Any]) -> dict[str, Any]:
+    questions = tool_input.get("questions")
+    first = questions[0] if isinstance(questions, list) and questions else {}
+    return first if isinstance(first, dict) else {}
+
+
+def _question_lines(tool_input: dict[str, Any], selected: int, field: str) -> list[str]:
+    ask = _first_question(tool_input)
+    options = [o for o in ask.get("options", []) if isinstance(o, dict)]
+    lines = [f" ☐ {ask.get('header', '')}", str(ask.get("question", ""))]
+    for i, option in enumerate(options):
+        mark = "❯" if i == selected else " "
+        lines.append(f"{mark} {i + 1}. {option.get('label', '')}")
+        if option.get("description"):
+            lines.append(f"     {option['description']}")
+    other = len(options)
+    lines.append(f"{'❯' if selected == other else ' '} {other + 1}. {field or 'Type something.'}")
+    lines.append(_RULE * 40)
+    lines.append(f"{'❯' if selected == other + 1 else ' '} {other + 2}. Chat about this")
+    lines.append("Enter to select · ↑/↓ to navigate · Esc to cancel")
+    return lines
+
+
+def _plan_lines(s: Shown, tool_input: dict[str, Any], selected: int, field: str) -> list[str]:
+    plan = str(tool_input.get("plan", ""))
+    border = "╌" * 40
+    choices = ["Yes, and use auto mode", "Yes, manually approve edits"]
+    choices.append(field or "Tell Claude what to change")
+    rows = [f" {'❯' if i == selected else ' '} {i + 1}. {label}" for i, label in enumerate(choices)]
+    name = Path(s.cwd).name
+    return [
+        " Ready to code?",
+        " Here is Claude's plan:",
+        border,
+        *(f" {line}" for line in plan.splitlines()),
+        border,
+        _RULE * 40,
+        " Claude has written up a plan and is ready to execute. Would you like to proceed?",
+        *rows,
+        "      shift+tab to approve with this feedback",
+        f" ctrl+g to edit in  Vim  · ~/.claude/plans/{name}-plan.md",
+    ]
+
+
 def _dialog_lines(s: Shown, selected: int) -> list[str]:
     assert s.dialog is not None
     _, name, tool_input = s.dialog
+    field = str(getattr(s, "field", ""))
+    if name == "AskUserQuestion":
+        return _question_lines(tool_input, selected, field)
+    if name == "ExitPlanMode":
+        return _plan_lines(s, tool_input, selected, field)
     if name in ("Edit", "Write"):
         path = str(tool_input.get("file_path", ""))
         short = os.path.relpath(path, s.cwd) if path.startswith(s.cwd) else path

@@ -122,6 +122,9 @@ class FleetView:
     def dismiss(self, session_id: str) -> None:
         """Another host's review is dismissed there (an action: not available yet)."""
 
+    def seen(self, session_id: str) -> None:
+        """Another host's review ends when its own hub sees the look (not forwarded yet)."""
+
     def _load(self) -> Callable[[], None]:
         """Subscriber thread: read everything and listen, with nothing slipping in between."""
         self._online = {host: h["online"] for host, h in self.subscriber.hosts().items()}

@@ -11,7 +11,8 @@ and write the same names (docs/widget-protocol.md):
   (coalesced), a session that starts to wait at once;
 * ``env``: synced when it changes (Claude installed, hooks installed: re-checked every
   :data:`ENV_SECONDS` while the model is open);
-* messages from the browser (dismiss, install_hooks, action, peek, attach): :meth:`Feed.handle`.
+* messages from the browser (dismiss, seen, install_hooks, action, peek, attach):
+  :meth:`Feed.handle`.
   Actions and peeks type into or read a tmux pane (tens of ms to a second), an attach opens a
   tmux window: they run on a worker thread and answer with ``action_result`` /
   ``peek_result`` / ``attach_result``.
@@ -333,6 +334,10 @@ class Feed:
             # Always answer with the row, so a refused dismiss (no longer in review) un-pends
             # the button too; queued after the Dismiss itself on the hub loop.
             self.hub.loop.call_soon_threadsafe(self._mark, {session_id}, [])
+        elif kind == "seen" and isinstance(content.get("session_id"), str):
+            # a look (a terminal tab focused, a peek or attach opened): the row's patch says
+            # whether it ended a review; no answer otherwise
+            self.hub.seen(content["session_id"])
         elif kind == "install_hooks":
             self._install_hooks(answer)
         elif kind in ("action", "peek", "attach") and isinstance(content.get("session_id"), str):

@@ -36,6 +36,7 @@ from pmux_widget.core.signals import (
     Dismiss,
     HookSignal,
     PidFile,
+    Seen,
     SessionStart,
     Signal,
 )
@@ -457,6 +458,11 @@ class Hub:
 
     def dismiss(self, session_id: str) -> None:
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
+
+    def seen(self, session_id: str) -> None:
+        """The user looks at the session (its terminal tab, its pane, its peek or attach): a
+        review ends, silently (``user:seen``); any other state stays."""
+        self.submit(Seen(at=now_ms(), session_id=session_id))
 
     def record_action(self, session_id: str, action: ActionName, origin: str = "") -> None:
         """Keys for ``action`` reached the session's pane (``runtime.actions``): the state it

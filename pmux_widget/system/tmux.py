@@ -18,7 +18,7 @@ import libtmux
 
 from pmux_widget.core.model import TmuxLocation
 
-__all__ = ["PaneInfo", "list_panes", "socket_paths", "tmux_available"]
+__all__ = ["PaneInfo", "list_panes", "shown_panes", "socket_paths", "tmux_available"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +102,25 @@ def list_panes(sockets: list[Path] | None = None) -> list[PaneInfo]:
                 )
             )
     return panes
+
+
+def shown_panes(sockets: list[Path] | None = None) -> set[tuple[str, str]]:
+    """``(tmux session, pane id)`` of the pane each attached client shows now (its session's
+    active window's active pane): one ``list-clients`` per server, nothing when none runs."""
+    if not tmux_available():
+        return set()
+    shown: set[tuple[str, str]] = set()
+    for socket in sockets if sockets is not None else socket_paths():
+        try:
+            lines = (
+                libtmux.Server(socket_path=socket)
+                .cmd("list-clients", "-F", "#{session_name}\t#{pane_id}")
+                .stdout
+            )
+        except Exception:  # a server gone meanwhile
+            continue
+        for line in lines:
+            session, _, pane = line.partition("\t")
+            if session and pane:
+                shown.add((session, pane))
+    return shown

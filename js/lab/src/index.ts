@@ -63,7 +63,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         openTerminal: openTerminal ?? (() => undefined),
       },
     });
-    if (terminals) new TerminalDots(terminals, live);
+    if (terminals) new TerminalDots(terminals, live, app.shell);
     panel.title.icon = ICON;
     let side: Side = "right";
     app.shell.add(panel, side, { rank: 600 });

@@ -56,3 +56,19 @@ export function withClasses(className: string, decor: TabDecor | null): string {
   if (decor) kept.push(decor.classes);
   return kept.join(" ");
 }
+
+/** Seen (issue 34): the session whose review ends because the user looks at it — its terminal
+ * is the shell's current widget in a visible page. `shown` is what the last call returned, as
+ * `session_id:state_since`, so that one look is told once. */
+export function seenInTerminal(
+  rows: Iterable<Row>,
+  current: string | null,
+  visible: boolean,
+  shown: string | null,
+): { row: Row; key: string } | null {
+  if (!visible || current === null) return null;
+  const row = sessionsByTerminal(rows).get(current);
+  if (!row || row.state !== "review") return null;
+  const key = `${row.session_id}:${row.state_since}`;
+  return key === shown ? null : { row, key };
+}

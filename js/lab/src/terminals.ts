@@ -8,7 +8,7 @@ import { URLExt } from "@jupyterlab/coreutils";
 import { ServerConnection } from "@jupyterlab/services";
 import type { ITerminalTracker } from "@jupyterlab/terminal";
 import type { Live } from "./live";
-import { decorFor, sessionsByTerminal, withClasses, type TabDecor } from "./tab-dots";
+import { decorFor, seenInTerminal, sessionsByTerminal, withClasses, type TabDecor } from "./tab-dots";
 
 type TerminalWidget = NonNullable<ITerminalTracker["currentWidget"]>;
 
@@ -17,6 +17,9 @@ const DATA_KEY = "pmux-terminal";
 
 export class TerminalDots {
   private readonly stop: () => void;
+  /** the last look told to the kernel (session:state_since): one look is told once */
+  private seenKey: string | null = null;
+  private readonly onVisibility = (): void => this.look();
   /** the caption a tab had before we wrote ours, restored when its session goes */
   private readonly captions = new WeakMap<TerminalWidget, string>();
   /** what each decorated widget shows now (its accessible name is re-applied from it) */
@@ -26,9 +29,33 @@ export class TerminalDots {
   constructor(
     private readonly tracker: ITerminalTracker,
     private readonly live: Live,
+    /** the page's shell: its current widget is the tab the user looks at */
+    private readonly shell: JupyterFrontEnd.IShell | null = null,
   ) {
-    this.stop = live.follow(() => this.paint());
+    this.stop = live.follow(() => {
+      this.paint();
+      this.look();
+    });
     tracker.widgetAdded.connect(this.onAdded, this);
+    shell?.currentChanged?.connect(this.look, this);
+    document.addEventListener("visibilitychange", this.onVisibility);
+  }
+
+  /** Seen (issue 34): a terminal tab that is the shell's current widget in a visible page
+   * shows its session; a review there ends (the kernel's ``user:seen``, silent). Checked when
+   * the current tab changes, the page shows again, or a session in it enters review while
+   * the user looks. */
+  look(): void {
+    const rows = this.live.link?.store.rows;
+    const current = this.shell?.currentWidget ?? null;
+    let name: string | null = null;
+    this.tracker.forEach((widget) => {
+      if (widget === current) name = widget.content.session?.name ?? null;
+    });
+    const seen = rows ? seenInTerminal(rows.values(), name, document.visibilityState === "visible", this.seenKey) : null;
+    if (!seen) return;
+    this.seenKey = seen.key;
+    this.live.model.send({ type: "seen", session_id: seen.row.session_id });
   }
 
   private onAdded(_: ITerminalTracker, widget: TerminalWidget): void {
@@ -94,6 +121,8 @@ export class TerminalDots {
   dispose(): void {
     this.stop();
     this.tracker.widgetAdded.disconnect(this.onAdded, this);
+    this.shell?.currentChanged?.disconnect(this.look, this);
+    document.removeEventListener("visibilitychange", this.onVisibility);
   }
 }
 

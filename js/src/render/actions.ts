@@ -12,6 +12,7 @@
 // second, the row says Jupyter delivers it when the running cell ends (rows.ts).
 import { el, setAttr, setData, setHidden, text } from "../dom";
 import type { ActionName, Row } from "../types";
+import { hasForm, QuestionForm, questionKey } from "./question";
 
 /** What the view keeps per session about a click (see view.ts). */
 export interface ActionState {
@@ -26,7 +27,10 @@ export interface ActionState {
 }
 
 export interface ActionHandlers {
-  act(sessionId: string, action: ActionName, text?: string): void;
+  /** `options`: an answer's chosen labels (issue 34) */
+  act(sessionId: string, action: ActionName, text?: string, options?: string[]): void;
+  /** The user looks at the session (its peek or attach opened): a review ends (user:seen). */
+  seen?(sessionId: string): void;
   peek(sessionId: string, open: boolean): void;
   actionState(sessionId: string): ActionState | null;
   peekLines(sessionId: string): { lines: string[]; message: string } | null;
@@ -62,14 +66,15 @@ const CONFIRM_WHAT: Partial<Record<ActionName, string>> = {
   remove: "remove the background session (claude rm)",
 };
 
-/** Which actions a row offers (a background session's Stop and Remove besides). */
+/** Which actions a row offers (a background session's Stop and Remove besides). A question or
+ * a plan is answered by its form (question.ts), never by Approve / Deny buttons. */
 export function actionsFor(row: Row): ActionName[] {
   if (row.ended) return [];
   const own: ActionName[] = row.background ? [...(row.running ? ["stop" as const] : []), "remove"] : [];
   if (!row.running) return own;
   switch (row.state) {
     case "needs-input":
-      return ["approve", "deny", ...own];
+      return hasForm(row) ? own : ["approve", "deny", ...own];
     case "busy":
       return ["interrupt", ...own];
     case "idle":
@@ -93,6 +98,8 @@ export class ActionsBar {
   private confirming: ActionName | null = null;
   private confirmTimer: ReturnType<typeof setTimeout> | null = null;
   private note: Text | null = null;
+  /** a question's options or a plan's buttons (created when the row asks one) */
+  private form: QuestionForm | null = null;
   private peekEl: HTMLPreElement | null = null;
   private peekOpen = false;
   private row: Row;
@@ -111,6 +118,7 @@ export class ActionsBar {
       peek.addEventListener("click", () => {
         this.peekOpen = !this.peekOpen;
         handlers.peek(this.row.session_id, this.peekOpen);
+        if (this.peekOpen) handlers.seen?.(this.row.session_id);
         this.update(this.row);
       });
       this.el.appendChild(peek);
@@ -145,7 +153,10 @@ export class ActionsBar {
       button.addEventListener("click", () => {
         const name = this.row.terminal?.name;
         const open = this.handlers.terminalOpener();
-        if (name && open) open(name);
+        if (name && open) {
+          open(name);
+          this.handlers.seen?.(this.row.session_id);
+        }
       });
       this.el.insertBefore(button, this.peekButton ?? this.noteEl());
     }
@@ -159,7 +170,10 @@ export class ActionsBar {
       button.type = "button";
       button.addEventListener("click", () => {
         const attach = this.handlers.terminalAttacher();
-        if (this.row.background && attach) attach(this.row.session_id);
+        if (this.row.background && attach) {
+          attach(this.row.session_id);
+          this.handlers.seen?.(this.row.session_id);
+        }
       });
       this.el.insertBefore(button, this.peekButton ?? this.noteEl());
     }
@@ -243,6 +257,7 @@ export class ActionsBar {
       );
     }
     if (offered.has("send")) setAttr(this.promptInput(), "aria-label", `Prompt for ${row.name}`);
+    this.updateForm(row, busy);
     const terminal = !row.ended && row.terminal !== null && this.handlers.terminalOpener() !== null;
     if (terminal || this.openButton) {
       const button = this.terminalButton();
@@ -281,6 +296,24 @@ export class ActionsBar {
         const body = seen === null ? "reading the pane…" : seen.message || seen.lines.join("\n") || "(empty)";
         if (this.peekEl.textContent !== body) this.peekEl.textContent = body;
       }
+    }
+  }
+
+  /** The question's form: built when the row asks, rebuilt when the question changes, kept
+   * (with what was ticked or typed) across patches that leave it alone. */
+  private updateForm(row: Row, busy: boolean): void {
+    const wanted = hasForm(row);
+    if (wanted && this.form?.key !== questionKey(row.question)) {
+      const form = new QuestionForm(row.question!, row.name, (action, text, options) =>
+        this.handlers.act(this.row.session_id, action, text, options),
+      );
+      if (this.form) this.form.el.replaceWith(form.el);
+      else this.el.insertBefore(form.el, this.el.firstChild);
+      this.form = form;
+    }
+    if (this.form) {
+      this.form.hide(!wanted);
+      this.form.setDisabled(busy);
     }
   }
 

@@ -91,7 +91,8 @@ export class WidgetView {
         // an attach leaves the row's state line alone: its answer is a note in the bar
         return click && !click.refused && click.action !== "attach" ? click : null;
       },
-      act: (id, action, text) => this.act(id, action, text),
+      act: (id, action, text, options) => this.act(id, action, text, options),
+      seen: (id) => this.seen(id),
       peek: (id, open) => this.peek(id, open),
       actionState: (id) => this.clicks.get(id) ?? null,
       peekLines: (id) => this.peeks.get(id) ?? null,
@@ -298,8 +299,9 @@ export class WidgetView {
     this.redraw(sessionId);
   }
 
-  /** Answer a session as its row's buttons do (the panel's palette commands call it too). */
-  act(sessionId: string, action: ActionName, text?: string): void {
+  /** Answer a session as its row's buttons do (the panel's palette commands call it too).
+   * `options`: an answer's chosen labels. */
+  act(sessionId: string, action: ActionName, text?: string, options?: string[]): void {
     const row = this.link.store.rows.get(sessionId);
     this.remember(sessionId, action, ACTING[action]);
     this.send({
@@ -308,8 +310,16 @@ export class WidgetView {
       action,
       text: text ?? null,
       token: row?.dialog_token || null,
+      ...(options ? { options } : {}),
     });
     this.redraw(sessionId);
+  }
+
+  /** The user looks at a session (its peek, terminal or attach opened; the labextension's
+   * focused terminal tab): a review ends, silently. Only a review is worth the message. */
+  seen(sessionId: string): void {
+    const row = this.link.store.rows.get(sessionId);
+    if (row && !row.ended && row.state === "review") this.send({ type: "seen", session_id: sessionId });
   }
 
   /** "Attach in a terminal" through the kernel: a tmux window running `claude attach <job>`;

@@ -1,6 +1,7 @@
 """The hub's signal sources besides HTTP, read from files and processes: PID files
 (:mod:`.pidfiles`), transcripts (:mod:`.transcripts`), process exits (:mod:`.liveness`),
-JupyterLab terminals (:mod:`.terminals`) and the poller (:mod:`.poller`). Each turns a part
+JupyterLab terminals (:mod:`.terminals`), attached tmux clients (:mod:`.seen`) and the poller
+(:mod:`.poller`). Each turns a part
 of the world into signals for the hub; none decides a state. :class:`FileSources` starts them
 together after the boot sequence's file steps
 (:func:`pmux_widget.runtime.boot.recover_from_files`).
@@ -24,6 +25,7 @@ from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
 from .poller import Locator, next_poll_s, poll_interval, poll_once
 from .runner import Runner
+from .seen import SeenWatcher
 from .terminals import TerminalFinder
 from .transcripts import TranscriptFollower, followed
 
@@ -48,8 +50,10 @@ class FileSources:
         self.terminals = TerminalFinder(
             hub, self.runner, home if isinstance(home, PmuxHome) else PmuxHome.resolve()
         )
+        self.seen = SeenWatcher(hub, self.runner)
         self.tasks: list[asyncio.Task[Any]] = []
         self._unlisten = [
+            hub.add_listener(self.seen.on_changes),
             hub.add_listener(self.exits.on_changes),
             hub.add_listener(self.locator.on_changes),
             hub.add_listener(self.terminals.on_changes),
@@ -82,12 +86,14 @@ class FileSources:
             asyncio.ensure_future(self._poll_loop()),
             asyncio.ensure_future(self.exits.loop()),
             asyncio.ensure_future(self.terminals.watch()),
+            asyncio.ensure_future(self.seen.watch()),
         ]
 
     async def stop(self) -> None:
         for unlisten in self._unlisten:
             unlisten()
         self.runner.stop_event.set()
+        self.seen.wake.set()
         self.follower.wake()
         tasks = [*self.tasks, *self.runner.background]
         for task in tasks:
