@@ -53,7 +53,9 @@ def test_make_test_installs_the_clis_before_pytest() -> None:
         ["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
     ).stdout.splitlines()
     clis = next(i for i, line in enumerate(dry) if "devtools.install_clis" in line)
-    pytest_at = next(i for i, line in enumerate(dry) if re.search(r"bin/pytest\b", line))
+    pytest_at = next(
+        i for i, line in enumerate(dry) if re.search(r"bin/pytest\b|devtools\.test_shards", line)
+    )
     assert clis < pytest_at, dry
 
 
