@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from pmux_widget.agents.codex.screen import Screen, parse_screen
@@ -178,14 +178,80 @@ def act(
     record: Callable[[str, ActionName], None] | None,
 ) -> ActionResult:
     """Checks 2 on (``runtime.actions.act`` made the first, and fitted the ``order`` to what
-    the session asks), then the keys."""
+    the session asks: an answer's labels are its question's), then the keys."""
     name = order.name
-    if order.plan or name == "answer":
-        raise ActionError(f"{session.name}: {name} on a Codex plan or question is not typed yet")
+    if order.plan:
+        raise ActionError(f"{session.name}: Codex asks no plan approval; answer it in the terminal")
+    answer = order.answer
+    if name == "answer" and (answer is None or answer.other is not None):
+        raise ActionError(
+            f"{session.name}: Codex takes a free-text answer in its notes field: type it there"
+        )
     pane = pane_of(fleet, session)
 
     def deciding() -> None:
         if record is not None:
             record(session.session_id, name)
 
+    if answer is not None:
+        typed = answer_keys(pane, session, answer.choices, deciding)
+        return ActionResult(session.session_id, name, typed)
     return deliver(pane, session, name, order.text, dialog, deciding)
+
+
+def answer_keys(
+    pane: Target,
+    session: Session,
+    choices: Sequence[tuple[str, Sequence[str]]],
+    deciding: Callable[[], None],
+) -> tuple[str, ...]:
+    """Answer a Plan-mode question by its options' labels: each question (``Question i/n``,
+    one page at a time) must be on screen, with the one label chosen for it among its
+    options; the selection is moved onto it (arrows, checked on screen) and Enter pressed.
+    Nothing is typed unless the first page shows its question; returns the keys typed."""
+    typed: list[str] = []
+    for question, labels in choices:
+        screen = _screen(pane, lambda s: s.dialog is not None and s.dialog.kind == "question")
+        shown = screen.dialog
+        if shown is None or shown.kind != "question" or shown.question != question:
+            seen = shown.question if shown is not None else "no question"
+            raise ActionError(
+                f"{session.name}: its screen shows {seen!r}, not {question!r}"
+                + ("; the answers before it were typed" if typed else "")
+            )
+        target = shown.option(labels[0]) if len(labels) == 1 else None
+        if target is None:
+            options = " / ".join(c.label for c in shown.choices)
+            raise ActionError(
+                f"{session.name} asks {question!r} ({options}): one of its options, "
+                f"not {list(labels)}"
+            )
+        current = shown.selected.index if shown.selected is not None else 0
+        steps = ["Down" if target.index > current else "Up"] * abs(target.index - current)
+        if steps:
+            keys.send_keys(pane, *steps)
+            moved = _screen(pane, _selection_on(shown.fingerprint, target.label))
+            now_on = moved.dialog.selected if moved.dialog is not None else None
+            if now_on is None or now_on.label != target.label:
+                raise ActionError(
+                    f"{session.name}: the selection did not reach {target.label!r}; "
+                    "pressed no Enter"
+                )
+        deciding()
+        keys.send_keys(pane, "Enter")
+        typed += [*steps, "Enter"]
+        _screen(pane, _gone(shown.fingerprint))
+    return tuple(typed)
+
+
+def _selection_on(fingerprint: str, label: str) -> Callable[[Screen], bool]:
+    def on(s: Screen) -> bool:
+        d = s.dialog
+        on_it = d is not None and d.selected is not None and d.selected.label == label
+        return on_it and d is not None and d.fingerprint == fingerprint
+
+    return on
+
+
+def _gone(fingerprint: str) -> Callable[[Screen], bool]:
+    return lambda s: s.dialog is None or s.dialog.fingerprint != fingerprint

@@ -5,6 +5,7 @@ interrupt and send type into that pane only after its screen shows what they ans
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +14,9 @@ import pytest
 from pmux_widget import hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
-from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex
+from pmux_widget.demo.codex_cli import APPROVAL, QUESTION, TmuxCodex
 from pmux_widget.demo.codex_env import CodexEnv
-from pmux_widget.demo.scripted_responses import HELLO
+from pmux_widget.demo.scripted_responses import HELLO, ScriptedResponses
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
@@ -96,3 +97,33 @@ def test_two_tuis_each_row_in_its_own_pane(hub: Hub, tmux_codex: TmuxCodex) -> N
     assert stopped.keys == ("Escape",)
     wait_until(lambda: _state(hub, first, State.IDLE), 60, what="idle after interrupt")
     assert HELLO in tc.screen(second)  # the other pane untouched
+
+
+def test_a_question_row_answered_by_label_and_its_end_with_the_tui(
+    hub: Hub, tmux_codex: TmuxCodex, responses: ScriptedResponses
+) -> None:
+    tc = tmux_codex
+    pane = tc.pane
+    tc.plan_mode()
+    tc.type_prompt("please ASK now")
+    asked = wait_until(lambda: _state(hub, pane, State.NEEDS_INPUT), 60, what="the question")
+    assert asked.question is not None and asked.question.kind == "question"
+    (ask,) = asked.question.questions
+    assert ask.question == "Which color should the banner be?"
+    assert "Blue" in ask.labels
+    tc.wait_for_screen(QUESTION, pane=pane)
+    with pytest.raises(ActionError, match="Purple"):
+        act(hub, asked.session_id, "answer", options=["Purple"])  # in no question: refused
+    assert QUESTION.search(tc.screen(pane))  # nothing typed
+    typed = act(hub, asked.session_id, "answer", options=["Blue"]).keys
+    assert typed == ("Down", "Enter")
+    done = wait_until(lambda: _state(hub, pane, State.REVIEW), 60, what="review after answer")
+    assert done.question is None
+    assert any(
+        "Blue" in json.dumps(r.last_input()) for r in responses.responses()
+    )  # Codex got the answer
+
+    # its TUI exits (the daemon runs on): the row ends with it
+    tc.tmux("kill-pane", "-t", pane)
+    sid = asked.session_id
+    wait_until(lambda: hub.fleet[sid].ended or None, 30, what="the row ended with its TUI")
