@@ -19,6 +19,7 @@ from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.demo.scripted_responses import HELLO, ScriptedResponses
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
+from pmux_widget.runtime.boot import recovery_signal
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.home import PmuxHome
 
@@ -127,3 +128,38 @@ def test_a_question_row_answered_by_label_and_its_end_with_the_tui(
     tc.tmux("kill-pane", "-t", pane)
     sid = asked.session_id
     wait_until(lambda: hub.fleet[sid].ended or None, 30, what="the row ended with its TUI")
+
+
+def test_a_restarted_hub_keeps_the_row_with_its_tui(
+    tmp_path: Path, codex_env: CodexEnv, tmux_codex: TmuxCodex
+) -> None:
+    home = PmuxHome(tmp_path / "pmux")
+    hooks.install_codex(codex_env.codex_home, home)
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    first = make_hub(home=home.root, claude_home=claude).start()
+    tc = tmux_codex
+    try:
+        tc.type_prompt("please SLOW now")
+        row = wait_until(lambda: _state(first, tc.pane, State.BUSY), 60, what="the row busy")
+        assert row.pid == tc.pid
+    finally:
+        first.stop()  # while it works: the next hub re-verifies it (its TUI, not the daemon)
+    # what a restarted hub asks of a row it kept busy: its process is the TUI's, and runs
+    assert recovery_signal(row, None, False, None).process_running is True
+    again = make_hub(home=home.root, claude_home=claude).start()
+    try:
+        back = wait_until(
+            lambda: (
+                ((s := again.fleet.get(row.session_id)) is not None and s.running and s) or None
+            ),
+            30,
+            what="the row re-verified as running",
+        )
+        assert not back.ended and back.pid == tc.pid
+        assert back.tmux is not None and back.tmux.pane == tc.pane
+        done = wait_until(lambda: _state(again, tc.pane, State.REVIEW), 60, what="its Stop")
+        assert done.session_id == row.session_id
+    finally:
+        again.stop()
+    assert again.errors == 0

@@ -24,7 +24,7 @@ from pmux_widget.system.processes import environ_value, proc_stat
 
 from .paths import ENV_VAR
 
-__all__ = ["home_of_rollout", "thread_of", "tui_of", "tui_processes"]
+__all__ = ["home_of_rollout", "is_tui_pid", "thread_of", "tui_of", "tui_processes"]
 
 #: How much of a rollout's first line is read for its ``session_meta`` (the base
 #: instructions make it tens of kB).
@@ -51,6 +51,15 @@ def tui_processes() -> list[Tui]:
         if tui is not None:
             found.append(tui)
     return found
+
+
+def is_tui_pid(pid: int) -> bool:
+    """``pid`` is a Codex TUI (not the daemon, not its helper)."""
+    try:
+        proc = psutil.Process(pid)
+        return proc.name() == "codex" and is_tui_argv(proc.cmdline()[1:])
+    except (psutil.Error, OSError):
+        return False
 
 
 def _tui(proc: psutil.Process) -> Tui | None:
