@@ -12,6 +12,7 @@ from pmux_widget.core import signals as s
 from pmux_widget.core.agents import FACTS
 from pmux_widget.core.model import Session, State
 from pmux_widget.core.tracker import reduce
+from pmux_widget.core.wording import asks
 
 SID = "01a24e41-8761-75e1-a52a-a6952be4d80d"
 CWD = "/home/dev/project"
@@ -74,6 +75,29 @@ def test_a_plan_mode_question_waits_until_answered() -> None:
     assert run.hook("PreToolUse", tool_use_id="c2", **question).state is State.NEEDS_INPUT
     answered = run.hook("PostToolUse", tool_use_id="c2", tool_response="{}", **question)
     assert answered.state is State.BUSY
+
+
+def test_a_plan_mode_question_says_what_it_asks() -> None:
+    run = Run()
+    run.hook("UserPromptSubmit", prompt="ask me")
+    ask = {
+        "id": "color",
+        "header": "Colour",
+        "question": "Which color should the banner be?",
+        "options": [
+            {"label": "Red (Recommended)", "description": "Warm and loud."},
+            {"label": "Blue", "description": "Calm."},
+        ],
+    }
+    question = {"tool_name": "request_user_input", "tool_input": {"questions": [ask]}}
+    asked = run.hook("PreToolUse", tool_use_id="c3", **question)
+    assert asked.question is not None and asked.question.kind == "question"
+    (only,) = asked.question.questions
+    assert only.question == "Which color should the banner be?" and only.header == "Colour"
+    assert only.labels == ("Red (Recommended)", "Blue")
+    assert asks(asked).startswith("asks: Which color should the banner be? — Red")
+    answered = run.hook("PostToolUse", tool_use_id="c3", tool_response="{}", **question)
+    assert answered.question is None
 
 
 def test_codex_hooks_do_not_give_the_session_the_daemons_pane() -> None:

@@ -273,6 +273,12 @@ def test_new_session_route_checks_its_body_and_says_when_terminals_are_off(
             ({"cwd": folder, "where": "tmux", "prompt": 3}, "prompt"),
             ({"cwd": folder, "where": "background"}, "needs a prompt"),  # claude --bg
             ({"cwd": folder, "where": "background", "prompt": "x", "name": 3}, "name"),
+            ({"cwd": folder, "where": "tmux", "agent": "gemini"}, '"agent" must be one of'),
+            ({"cwd": folder, "where": "background", "prompt": "x", "agent": "codex"}, "Codex"),
+            (
+                {"cwd": folder, "where": "tmux", "agent": "codex", "permission_mode": "plan"},
+                "Codex",
+            ),
             ([1], "body must be"),
         ):
             answer = lab.post(route, body)

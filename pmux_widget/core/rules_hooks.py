@@ -12,7 +12,7 @@ from . import signals as sig
 from . import tool_pairs
 from .agents import FACTS
 from .model import Session, State, Tracking, clip, source_text
-from .question import question_of
+from .question import QUESTION_TOOL, question_of
 from .rules_background import from_agent_view, keeps_its_status, stop
 from .summaries import summarize_tool
 from .transitions import (
@@ -205,6 +205,9 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
                 tracking=s.tracking.replace(tool_at=at),
             )
         if signal.tool_name in facts.question_tools and not sub:
+            # Codex's request_user_input takes AskUserQuestion's form (questions, each with
+            # its question, header and labelled options): the row says what it asks
+            s = s.replace(question=question_of(QUESTION_TOOL, signal.tool_input))
             return move(s, State.NEEDS_INPUT, "hook", at, event)  # its PostToolUse: busy
         if s.state in (State.IDLE, State.UNKNOWN):
             return move(s, State.BUSY, "hook", at, event)

@@ -20,8 +20,8 @@ from tornado import web
 
 from pmux_widget.system.launch import (
     LaunchError,
+    agent_command,
     check_request,
-    claude_command,
     start_in_background,
     start_in_tmux,
 )
@@ -48,7 +48,8 @@ class NewSessionHandler(_Base):
             return
         where = body.get("where", "terminal")
         cwd, prompt, mode = body.get("cwd"), body.get("prompt"), body.get("permission_mode")
-        reason = check_request(cwd, prompt, mode, where)
+        agent = body.get("agent", "claude")
+        reason = check_request(cwd, prompt, mode, where, agent)
         label = body.get("name")
         if not reason and label is not None and not (isinstance(label, str) and len(label) < 200):
             reason = '"name" must be a short text'
@@ -56,7 +57,7 @@ class NewSessionHandler(_Base):
             self.fail(400, reason)
             return
         folder = str(Path(str(cwd)).expanduser().resolve())
-        argv = claude_command(prompt or None, mode)
+        argv = agent_command(str(agent), prompt or None, mode)
         terminals: Terminals = self.settings[TERMINALS_KEY]
 
         def start() -> dict[str, Any]:

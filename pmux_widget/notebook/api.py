@@ -192,10 +192,12 @@ def new_session(
     permission_mode: str | None = None,
     timeout: float = 90.0,
     name: str | None = None,
+    agent: str = "claude",
 ) -> Session:
-    """Start ``claude`` in a new JupyterLab terminal (``where="terminal"``, through the
-    Jupyter server this kernel runs under) or tmux window (``"tmux"``) in ``cwd``, with
-    ``prompt`` as its first prompt and ``permission_mode`` (``claude --permission-mode``);
+    """Start ``claude`` (``agent="codex"``: ``codex``) in a new JupyterLab terminal
+    (``where="terminal"``, through the Jupyter server this kernel runs under) or tmux window
+    (``"tmux"``) in ``cwd``, with ``prompt`` as its first prompt and ``permission_mode``
+    (``claude --permission-mode``; Claude's only);
     or, with ``where="background"``, a Claude Code background session (``claude --bg``, named
     ``name``; it needs a prompt), answered like any other (``approve()``, ``await ask()``,
     …; ``stop()``, ``remove()``). Returns its Session once its first hook or PID file arrived
@@ -207,7 +209,7 @@ def new_session(
 
     if where not in ("terminal", "tmux", "background"):
         raise ValueError('where must be "terminal", "tmux" or "background"')
-    return start_one(hub(), cwd, prompt, where, permission_mode, timeout, name)  # type: ignore[arg-type]
+    return start_one(hub(), cwd, prompt, where, permission_mode, timeout, name, agent)  # type: ignore[arg-type]
 
 
 def to_dataframe() -> pandas.DataFrame:

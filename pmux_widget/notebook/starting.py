@@ -26,8 +26,8 @@ from pmux_widget.system.json_post import HttpRefused, post_json
 from pmux_widget.system.jupyter_terminals import ancestors
 from pmux_widget.system.launch import (
     LaunchError,
+    agent_command,
     check_request,
-    claude_command,
     start_in_background,
     start_in_tmux,
 )
@@ -97,20 +97,22 @@ def new_session(
     permission_mode: str | None = None,
     timeout: float = START_TIMEOUT_S,
     name: str | None = None,
+    agent: str = "claude",
 ) -> Session:
     """Open a new terminal (or tmux window) in ``cwd`` running ``claude`` (with ``prompt`` as
     its first prompt), or with ``where="background"`` a Claude Code background session
     (``claude --bg``, named ``name``; a prompt is required), and return its Session once
     ``hub`` knows it (with a prompt: once that prompt's turn began, so ``await session.ask()``
     waits for its answer); LaunchError with the reason when it cannot start, TimeoutError when
-    no hook or PID file came in time."""
+    no hook or PID file came in time. ``agent="codex"``: a Codex TUI (in a terminal or tmux),
+    known once its TUI is matched to its first thread (so with a prompt)."""
     folder = str(Path(cwd).expanduser().resolve())
-    reason = check_request(folder, prompt, permission_mode, where)
+    reason = check_request(folder, prompt, permission_mode, where, agent)
     if reason:
         raise LaunchError(reason)
     matches: Callable[[Session], bool]
     if where == "tmux":
-        pane = start_in_tmux(folder, claude_command(prompt, permission_mode))
+        pane = start_in_tmux(folder, agent_command(agent, prompt, permission_mode))
 
         def matches(s: Session) -> bool:
             return (s.tmux is not None and s.tmux.pane == pane) or s.tracking.pane == pane
@@ -129,6 +131,8 @@ def new_session(
         what = f"background job {job}"
     else:
         body = {"cwd": folder, "prompt": prompt, "permission_mode": permission_mode}
+        if agent != "claude":  # a server from before Codex would refuse the field
+            body["agent"] = agent
         name = str(_ask_server({**body, "where": "terminal"})["terminal"])
 
         def matches(s: Session) -> bool:
@@ -143,10 +147,12 @@ def new_session(
     deadline = time.monotonic() + timeout
     while True:
         found = [
-            s for s in hub.fleet.values() if not s.ended and s.running and matches(s) and started(s)
+            s
+            for s in hub.fleet.values()
+            if not s.ended and s.running and s.agent == agent and matches(s) and started(s)
         ]
         if found:
             return max(found, key=lambda s: s.state_since)
         if time.monotonic() > deadline:
-            raise TimeoutError(f"no Claude session showed in {what} within {timeout:g} s")
+            raise TimeoutError(f"no {agent} session showed in {what} within {timeout:g} s")
         time.sleep(0.05)

@@ -45,7 +45,7 @@ from pmux_widget.system import jupyter_terminals, keys
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 
-from . import background_actions, warm_attach
+from . import background_actions, codex_actions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
 from .answering import Order, answer_plan, answer_question, order_for
@@ -80,6 +80,9 @@ class SessionsView(Protocol):
     @property
     def claude_dir(self) -> Path: ...
 
+
+#: Agents acted on by a module of their own (the proof of their pane, their screen, their keys).
+_OWN_ACTIONS = {"codex": codex_actions.act}
 
 #: Which states each action answers.
 _ALLOWED: dict[ActionName, frozenset[State]] = {
@@ -132,6 +135,8 @@ def act(
     if token is not None and token != dialog_token(session):
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
     order = order_for(session, name, text, options, answers, mode)
+    if session.agent in _OWN_ACTIONS:
+        return _OWN_ACTIONS[session.agent](view.fleet, session, order, dialog, record)
     try:
         pane = _pane_of(view, session)
     except InAnotherProcess as elsewhere:

@@ -16,10 +16,12 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from pmux_widget.agents.codex.tui import is_tui_pid
 from pmux_widget.claude.background import job_exists
 from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.claude.pidfiles import is_alive, scan_pid_files
 from pmux_widget.claude.transcript import TailResult
+from pmux_widget.core.agents import Agent
 from pmux_widget.core.model import Session, State, TranscriptEnding
 from pmux_widget.core.signals import (
     BackgroundGone,
@@ -144,6 +146,13 @@ def process_runs(session: Session) -> bool:
     return processes.same_process(session.pid, max(t.active_at, t.last_hook_at))
 
 
+#: Is this pid the agent's own process (a reused pid runs something else)?
+_AGENT_PROCESS: dict[Agent, Callable[[int], bool]] = {
+    "claude": lambda pid: processes.claude_ancestor(pid) == pid,
+    "codex": is_tui_pid,  # the TUI that showed it (never the daemon)
+}
+
+
 def recovery_signal(
     session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
 ) -> Recover:
@@ -152,7 +161,7 @@ def recovery_signal(
     if record is not None and alive:
         running = True
     elif session.pid is not None:
-        running = process_runs(session) and (processes.claude_ancestor(session.pid) == session.pid)
+        running = process_runs(session) and _AGENT_PROCESS[session.agent](session.pid)
     else:
         running = False if record is not None else None
     return Recover(

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import libtmux
 
+from pmux_widget.core.agents import AGENTS
 from pmux_widget.core.model import TmuxWindow
 
 __all__ = [
@@ -29,10 +30,12 @@ __all__ = [
     "ATTACH_SESSION",
     "PERMISSION_MODES",
     "LaunchError",
+    "agent_command",
     "attach_command",
     "attach_in_tmux",
     "check_request",
     "claude_command",
+    "codex_command",
     "start_in_background",
     "start_in_tmux",
 ]
@@ -57,8 +60,17 @@ class LaunchError(Exception):
         self.reason = reason
 
 
-def check_request(cwd: object, prompt: object, permission_mode: object, where: object) -> str:
+def check_request(
+    cwd: object, prompt: object, permission_mode: object, where: object, agent: object = "claude"
+) -> str:
     """The reason a request to start a session is bad, or "" when it is good."""
+    if agent not in AGENTS:
+        return f'"agent" must be one of {", ".join(AGENTS)}'
+    if agent == "codex" and where == "background":
+        return "Codex has no background sessions: start it in a terminal or tmux"
+    if agent == "codex" and permission_mode is not None:
+        return '"permission_mode" is Claude Code\'s: Codex takes its own from its config'
+
     if not isinstance(cwd, str) or not cwd:
         return '"cwd" must be a folder\'s path'
     if not Path(cwd).expanduser().is_dir():
@@ -85,6 +97,23 @@ def claude_command(prompt: str | None = None, permission_mode: str | None = None
     if prompt:
         argv.append(prompt)
     return argv
+
+
+def codex_command(prompt: str | None = None) -> list[str]:
+    """The argv that starts a Codex TUI (with its first prompt, if any):
+    ``$PMUX_WIDGET_CODEX`` (split as a shell would), else ``codex``."""
+    base = os.environ.get("PMUX_WIDGET_CODEX", "").strip()
+    argv = shlex.split(base) if base else ["codex"]
+    if prompt:
+        argv.append(prompt)
+    return argv
+
+
+def agent_command(
+    agent: str, prompt: str | None = None, permission_mode: str | None = None
+) -> list[str]:
+    """The argv that starts an interactive session of ``agent`` (checked by check_request)."""
+    return codex_command(prompt) if agent == "codex" else claude_command(prompt, permission_mode)
 
 
 def start_in_tmux(cwd: str, argv: list[str]) -> str:

@@ -21,6 +21,7 @@ from pmux_widget.system.home import PmuxHome
 
 from ..boot import recover_from_files, scan_pids
 from ..protocols import HubView
+from .codex_tuis import CodexTuis
 from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
 from .poller import Locator, next_poll_s, poll_interval, poll_once
@@ -46,6 +47,7 @@ class FileSources:
         self.pid_files = PidFileWatcher(hub, self.claude, self.runner, self.follower)
         self.exits = ExitWatcher(hub, self.runner)
         self.locator = Locator(hub, self.runner)
+        self.codex_tuis = CodexTuis(hub, self.runner)
         home = getattr(hub, "home", None)
         self.terminals = TerminalFinder(
             hub, self.runner, home if isinstance(home, PmuxHome) else PmuxHome.resolve()
@@ -56,6 +58,7 @@ class FileSources:
             hub.add_listener(self.seen.on_changes),
             hub.add_listener(self.exits.on_changes),
             hub.add_listener(self.locator.on_changes),
+            hub.add_listener(self.codex_tuis.on_changes),
             hub.add_listener(self.terminals.on_changes),
             hub.add_listener(self.follower.on_changes),
         ]

@@ -1,0 +1,195 @@
+"""What Codex's TUI shows (0.171.0): its approval dialog, a Plan-mode question, a running
+turn, the composer. Pure: a ``capture-pane`` text in, facts out; the role ``claude/screen.py``
+has for Claude Code.
+
+Recorded screens (``docs/codex-behaviour.md``, the reference §3)::
+
+    Would you like to run the following command?
+    Reason: …
+    $ touch approved.txt
+    › 1. Yes, proceed (y)
+      2. Yes, and don't ask again for commands that start with `touch approved.txt` (p)
+      3. No, and tell Codex what to do differently (esc)
+    Press enter to confirm or esc to cancel
+
+    Question 1/1 (1 unanswered)
+    Which color should the banner be?
+    › 1. Red (Recommended)  Warm and loud.
+      2. Blue               Calm.
+    tab to add notes | enter to submit answer | esc to interrupt
+
+A choice is found by its label; its key is the one the dialog prints after it (``(y)``,
+``(esc)``). A running turn shows ``Working (… esc to interrupt)`` until text streams; while it
+streams, only the missing ``Worked for …`` after the last prompt tells (an interrupted turn
+ends with ``■ Conversation interrupted``). The composer is the last ``›`` line, above the
+footer; empty, it shows a dim placeholder that ``capture-pane`` cannot tell from text, so the
+placeholders are known by their words (:data:`PLACEHOLDERS`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["PLACEHOLDERS", "Choice", "Dialog", "Screen", "parse_screen"]
+
+#: The composer's placeholders (0.171.0 shows one of these when it is empty).
+PLACEHOLDERS: frozenset[str] = frozenset(
+    {
+        "Ask Codex to do anything",
+        "Explain this codebase",
+        "Summarize recent commits",
+        "Implement {feature}",
+        "Find and fix a bug in @filename",
+        "Write tests for @filename",
+        "Improve documentation in @filename",
+        "Run /review on my current changes",
+        "Use /skills to list available skills",
+    }
+)
+
+_PROMPT = "›"
+_APPROVAL = re.compile(r"^\s*(Would you like to .+\?)\s*$")
+_QUESTION = re.compile(r"^\s*Question (\d+)/(\d+)\b")
+_CHOICE = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s*$")
+_KEY = re.compile(r"^(.*?)\s+\((\w+)\)$")
+_DIALOG_END = re.compile(r"^\s*(Press enter to confirm|tab to add notes|enter to submit)")
+_WORKING = re.compile(r"Working \(.*esc to interrupt\)")
+_TURN_ENDED = re.compile(r"^\s*(Worked for\b|■ Conversation interrupted)")
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One choice: its label, the key the dialog names for it (``y``, ``esc``; None for a
+    question's options), its number, whether the selection is on it."""
+
+    index: int
+    label: str
+    key: str | None
+    number: int
+    selected: bool
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Dialog:
+    """An approval (``kind="permission"``) or a Plan-mode question (``kind="question"``)."""
+
+    kind: Literal["permission", "question"]
+    question: str
+    body: tuple[str, ...]
+    choices: tuple[Choice, ...]
+    fingerprint: str
+
+    def choice(self, answer: Literal["yes", "no"]) -> Choice | None:
+        """An approval's plain ``yes`` ("Yes, proceed") or ``no`` ("No, and tell Codex what
+        to do differently"); never "Yes, and don't ask again"."""
+        if self.kind != "permission":
+            return None
+        for c in self.choices:
+            if answer == "yes" and c.label in ("Yes", "Yes, proceed"):
+                return c
+            if answer == "no" and (c.label == "No" or c.label.startswith("No,")):
+                return c
+        return None
+
+    def option(self, label: str) -> Choice | None:
+        """A question's option by its label."""
+        return next((c for c in self.choices if c.label == label), None)
+
+    @property
+    def selected(self) -> Choice | None:
+        return next((c for c in self.choices if c.selected), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    dialog: Dialog | None
+    #: a turn runs: the "Working" line, or a prompt with no end of turn after it
+    busy: bool
+    #: the composer's text (``""`` when it shows its placeholder), None when none is shown
+    prompt_text: str | None
+
+
+def parse_screen(text: str) -> Screen:
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    dialog = _dialog(lines)
+    prompt = None if dialog is not None else _composer(lines)
+    return Screen(dialog, _busy(lines, dialog), prompt)
+
+
+def _dialog(lines: list[str]) -> Dialog | None:
+    for i in range(len(lines) - 1, -1, -1):
+        approval = _APPROVAL.match(lines[i])
+        if approval is not None:
+            return _choices(lines, i, "permission", approval.group(1))
+        if _QUESTION.match(lines[i]):
+            rest = [ln.strip() for ln in lines[i + 1 :] if ln.strip()]
+            return _choices(lines, i + 1, "question", rest[0] if rest else "")
+    return None
+
+
+def _choices(
+    lines: list[str], at: int, kind: Literal["permission", "question"], question: str
+) -> Dialog | None:
+    body: list[str] = []
+    choices: list[Choice] = []
+    for line in lines[at + 1 :]:
+        if _DIALOG_END.match(line):
+            break
+        match = _CHOICE.match(line)
+        if match is None:
+            if choices and line.strip():
+                break  # the dialog ended without its footer (scrolled, or a notes field)
+            if line.strip() and line.strip() != question:
+                body.append(line.strip())
+            continue
+        marker, number, rest = match.groups()
+        label, key, description = rest, None, ""
+        if kind == "permission":
+            keyed = _KEY.match(rest)
+            if keyed is not None:
+                label, key = keyed.group(1), keyed.group(2)
+        else:
+            label, description = [*re.split(r"\s{2,}", rest, maxsplit=1), ""][:2]
+        choices.append(
+            Choice(len(choices), label, key, int(number), marker is not None, description)
+        )
+    if not choices:
+        return None
+    parts = [kind, question, *body, *(c.label for c in choices)]
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+    return Dialog(kind, question, tuple(body), tuple(choices), digest)
+
+
+def _prompt_lines(lines: list[str]) -> list[int]:
+    return [i for i, line in enumerate(lines) if line.startswith(_PROMPT + " ") or line == _PROMPT]
+
+
+def _composer(lines: list[str]) -> str | None:
+    """The last ``›`` line, if only the footer (its two lines, or blank ones) follows it."""
+    prompts = _prompt_lines(lines)
+    if not prompts:
+        return None
+    last = prompts[-1]
+    after = [ln for ln in lines[last + 1 :] if ln.strip()]
+    if len(after) > 3:
+        return None
+    text = lines[last][len(_PROMPT) :].strip()
+    return "" if text in PLACEHOLDERS else text
+
+
+def _busy(lines: list[str], dialog: Dialog | None) -> bool:
+    if any(_WORKING.search(line) for line in lines):
+        return True
+    if dialog is not None:
+        return False
+    prompts = _prompt_lines(lines)
+    if len(prompts) < 2:
+        return False
+    asked = prompts[-2]  # the last prompt sent (the last ``›`` line is the composer)
+    return not any(_TURN_ENDED.match(line) for line in lines[asked + 1 : prompts[-1]])

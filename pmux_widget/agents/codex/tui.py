@@ -1,0 +1,150 @@
+"""Codex TUI processes and threads on this machine: the facts ``core/codex_tui.py`` matches.
+
+A TUI is a process named ``codex`` whose argv is a TUI's (the daemon's and its helper's are
+not); its Codex home is its ``CODEX_HOME`` (else ``$HOME/.codex``), its folder its cwd. A
+thread's facts come from its rollout's path (``<home>/sessions/…/rollout-…-<id>.jsonl``), its
+``session_meta`` line and ``<home>/tui-thread-reference-capabilities/<id>`` (made when a TUI
+opens the thread). Blocking (``/proc`` reads): call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+from pmux_widget.core.codex_tui import Thread, Tui, is_tui_argv, match_threads
+from pmux_widget.system.processes import environ_value, proc_stat
+
+from .paths import ENV_VAR
+
+__all__ = ["home_of_rollout", "is_tui_pid", "thread_of", "tui_of", "tui_processes"]
+
+#: How much of a rollout's first line is read for its ``session_meta`` (the base
+#: instructions make it tens of kB).
+_META_BYTES = 256 * 1024
+
+
+def _home(pid: int) -> str | None:
+    home = environ_value(pid, ENV_VAR)
+    if not home:
+        user_home = environ_value(pid, "HOME")
+        if not user_home:
+            return None
+        home = os.path.join(user_home, ".codex")
+    return os.path.realpath(home)
+
+
+def tui_processes() -> list[Tui]:
+    """Every Codex TUI we can read (not the daemon, not its helpers)."""
+    found: list[Tui] = []
+    for proc in psutil.process_iter(["name"]):
+        if proc.info.get("name") != "codex":
+            continue
+        tui = _tui(proc)
+        if tui is not None:
+            found.append(tui)
+    return found
+
+
+def is_tui_pid(pid: int) -> bool:
+    """``pid`` is a Codex TUI (not the daemon, not its helper)."""
+    try:
+        proc = psutil.Process(pid)
+        return proc.name() == "codex" and is_tui_argv(proc.cmdline()[1:])
+    except (psutil.Error, OSError):
+        return False
+
+
+def _tui(proc: psutil.Process) -> Tui | None:
+    try:
+        if not is_tui_argv(proc.cmdline()[1:]):
+            return None
+        home = _home(proc.pid)
+        if home is None:
+            return None
+        rollouts = frozenset(
+            os.path.realpath(f.path)
+            for f in proc.open_files()
+            if os.path.basename(f.path).startswith("rollout-")
+        )
+        started = _started_ms(proc.pid)
+        if started is None:
+            return None
+        return Tui(proc.pid, home, proc.cwd(), started, rollouts)
+    except (psutil.Error, OSError):
+        return None
+
+
+def _started_ms(pid: int) -> int | None:
+    """When ``pid`` started, to the clock tick: psutil adds the ticks to the boot time in
+    whole seconds (``btime``), up to a second early; a thread opened by another TUI a moment
+    before this one started would then count as this one's. The boot time here is the clock
+    minus ``/proc/uptime``."""
+    info = proc_stat(pid)
+    try:
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+        ticks = int(info[1][19]) if info is not None else None
+    except (OSError, ValueError, IndexError):
+        return None
+    if ticks is None:
+        return None
+    return int((time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")) * 1000)
+
+
+def home_of_rollout(rollout: str) -> Path | None:
+    """The Codex home of ``<home>/sessions/YYYY/MM/DD/rollout-….jsonl``, or None."""
+    path = Path(rollout)
+    if len(path.parents) < 5 or path.parents[3].name != "sessions":
+        return None
+    return path.parents[4]
+
+
+def thread_of(thread_id: str, rollout: str) -> Thread | None:
+    """A thread's facts from its rollout (None when it is not a Codex rollout, or unread)."""
+    home = home_of_rollout(rollout)
+    if home is None:
+        return None
+    try:
+        with open(rollout, "rb") as handle:
+            first = handle.readline(_META_BYTES)
+        meta = json.loads(first)
+        payload = meta["payload"]
+        cwd = payload["cwd"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if meta.get("type") != "session_meta" or not isinstance(cwd, str):
+        return None
+    opened: list[int] = []
+    with contextlib.suppress(OSError):
+        mark = home / "tui-thread-reference-capabilities" / thread_id
+        opened.append(int(mark.stat().st_mtime * 1000))
+    stamp = payload.get("timestamp") or meta.get("timestamp")
+    if isinstance(stamp, str):
+        with contextlib.suppress(ValueError):
+            opened.append(
+                int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+            )
+    real = os.path.realpath(home)
+    return Thread(
+        thread_id,
+        real,
+        os.path.realpath(cwd),
+        os.path.realpath(rollout),
+        min(opened) if opened else None,
+    )
+
+
+def tui_of(threads: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """(thread id, rollout) pairs → thread id: the pid of the TUI that provably shows it."""
+    facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
+    if not facts:
+        return {}
+    return dict(match_threads(facts, tui_processes()))

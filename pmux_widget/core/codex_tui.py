@@ -1,0 +1,120 @@
+"""Which Codex TUI shows which Codex thread: pure rules over process and file facts.
+
+Codex's shared app-server daemon runs every TUI's turns and hooks (their ``TMUX_PANE`` and
+parent are the daemon's), so a session belongs to the TUI that shows it only by what can be
+proved from the TUI process (``docs/codex-behaviour.md``):
+
+* with ``--no-daemon`` the TUI holds its rollout open (``/proc/<pid>/fd``): exact;
+* else a TUI may show a thread of its Codex home and its folder that was opened after the TUI
+  started (the thread's ``tui-thread-reference-capabilities/<id>`` or its rollout's
+  ``session_meta``). A thread with exactly one such TUI is that TUI's; each TUI shows one
+  thread (its newest), so a TUI proved for one thread is no candidate for an older one, and
+  the candidates of the others shrink until nothing more is proved. Two TUIs started before
+  a thread of their folder leave it unproved: no pid, no pane, no action (never a guess).
+
+The daemon, its ``pid-update-loop`` and anything else that is not a TUI are recognised by
+their argv (:data:`NOT_A_TUI`), never rows. No I/O here: the facts come from
+``agents/codex/tui.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["NOT_A_TUI", "OPENED_SLACK_MS", "Thread", "Tui", "is_tui_argv", "match_threads"]
+
+#: argv words of Codex processes that are not a TUI: the shared daemon (``app-server --listen
+#: unix:// … --managed-daemon``), its ``app-server daemon pid-update-loop``, a headless run.
+NOT_A_TUI: frozenset[str] = frozenset(
+    {"app-server", "exec", "e", "mcp-server", "login", "logout", "completion", "apply"}
+)
+#: A TUI's start time (clock ticks: 10 ms, against a boot time read to 10 ms) and a thread's
+#: opening time (file times) may cross by this much: a TUI started later than a thread's
+#: opening plus the slack did not open it. (A second TUI was seen to start 30 ms after the
+#: first one's thread opened.)
+OPENED_SLACK_MS = 25
+
+
+def is_tui_argv(argv: Sequence[str]) -> bool:
+    """``argv`` (after the program) is an interactive Codex TUI's: no subcommand of
+    :data:`NOT_A_TUI` before its options end."""
+    for word in argv:
+        if word == "--":
+            return True
+        if word.startswith("-"):
+            continue
+        return word not in NOT_A_TUI
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Tui:
+    """A Codex TUI process: its pid, Codex home, folder, start time and the rollouts it holds
+    open (only with ``--no-daemon``)."""
+
+    pid: int
+    home: str
+    cwd: str
+    started_ms: int
+    rollouts: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A Codex thread (a session): its id, Codex home, folder, rollout and when a TUI opened
+    it (ms epoch; None when unknown: then only an open rollout proves its TUI)."""
+
+    thread_id: str
+    home: str
+    cwd: str
+    rollout: str
+    opened_ms: int | None
+
+
+def _candidates(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
+    if thread.opened_ms is None:
+        return set()
+    return {
+        t.pid
+        for t in tuis
+        if t.home == thread.home
+        and t.cwd == thread.cwd
+        and t.started_ms <= thread.opened_ms + OPENED_SLACK_MS
+        and not t.rollouts  # a --no-daemon TUI runs only the threads it holds
+    }
+
+
+def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str, int]:
+    """Thread id → the pid of the TUI that provably shows it (see the module doc)."""
+    tuis = list(tuis)
+    found: dict[str, int] = {}
+    pending: list[Thread] = []
+    for thread in threads:
+        holder = [t.pid for t in tuis if thread.rollout in t.rollouts]
+        if len(holder) == 1:
+            found[thread.thread_id] = holder[0]
+        else:
+            pending.append(thread)
+    # newest first: a TUI shows its newest thread, so it is spent for the older ones
+    pending.sort(key=lambda th: th.opened_ms or 0, reverse=True)
+    candidates = {th.thread_id: _candidates(th, tuis) for th in pending}
+    spent = set(found.values())
+    progress = True
+    while progress:
+        progress = False
+        for thread in pending:
+            if thread.thread_id in found:
+                continue
+            left = candidates[thread.thread_id] - spent
+            newer_rivals = any(
+                other.thread_id not in found
+                and (other.opened_ms or 0) > (thread.opened_ms or 0)
+                and candidates[other.thread_id] - spent == left
+                for other in pending
+            )
+            if len(left) == 1 and not newer_rivals:
+                found[thread.thread_id] = next(iter(left))
+                spent |= left
+                progress = True
+    return found

@@ -1,0 +1,257 @@
+"""Acting on a Codex session: the checks and keys of ``runtime/actions.py``, with Codex's facts.
+
+* Its pane: the session's pid is a Codex TUI that still provably shows this thread
+  (``core/codex_tui.py``, matched again now), and a tmux pane or JupyterLab terminal holds it.
+* Its screen (``agents/codex/screen.py``): approve and deny answer an approval dialog, by the
+  choice's label with the key the dialog prints for it (``y``; ``esc`` for "No, and tell Codex
+  what to do differently"); interrupt needs a running turn or a dialog (Esc); send an empty
+  composer, then the text, then — once the composer shows it and Codex's paste-burst window
+  has passed — Enter in a call of its own (an Enter with the text is taken as part of a paste
+  and stays in the composer).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+from pmux_widget.agents.codex.screen import Screen, parse_screen
+from pmux_widget.agents.codex.tui import tui_of
+from pmux_widget.core.model import ActionName, Session, State
+from pmux_widget.system import keys
+from pmux_widget.system.keys import Target
+from pmux_widget.system.processes import pid_alive
+
+from .action_outcome import ActionError, ActionResult
+from .answering import Order
+
+__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of"]
+
+#: Codex takes keys that follow typed text within this window for one paste (recorded: an
+#: Enter 0 s after the text stayed in the composer; 0.3-0.5 s later it submitted).
+PASTE_WINDOW_S = 0.4
+#: How long the screen may take to catch up with the state (a PermissionRequest comes
+#: ~0.2 s before its dialog is drawn), or to echo typed text.
+SCREEN_GRACE_S = 2.0
+_POLL_S = 0.02
+#: Key names of the dialog's printed keys, for ``send-keys``.
+_KEY_NAMES = {"esc": "Escape", "enter": "Enter"}
+
+
+def pane_of(fleet: Mapping[str, Session], session: Session) -> Target:
+    """The pane (or terminal) that provably holds this session's Codex TUI (matched with the
+    other Codex sessions of ``fleet``: a TUI proved for one is no candidate for another)."""
+    pid = session.pid
+    if session.ended or not session.running or pid is None:
+        raise ActionError(f"{session.name}: no Codex TUI is known to show it")
+    if not pid_alive(pid):
+        raise ActionError(f"{session.name}: its Codex TUI {pid} has exited")
+    if session.transcript_path is None:
+        raise ActionError(f"{session.name}: no rollout names its thread")
+    threads = [
+        (s.session_id, s.transcript_path)
+        for s in fleet.values()
+        if s.agent == "codex" and not s.ended and s.transcript_path
+    ]
+    shown = tui_of(threads)
+    if shown.get(session.session_id) != pid:
+        raise ActionError(
+            f"{session.name}: nothing proves its Codex TUI {pid} still shows this thread"
+        )
+    pane = keys.find_pane(pid)
+    if pane is not None:
+        return pane
+    terminal = keys.find_terminal(pid)
+    if terminal is not None:
+        return terminal
+    raise ActionError(
+        f"{session.name} does not run in tmux nor in a JupyterLab terminal of this server: "
+        "none holds its Codex TUI"
+    )
+
+
+_SHOWS: dict[str, Callable[[Screen], bool]] = {
+    "approve": lambda s: s.dialog is not None,
+    "deny": lambda s: s.dialog is not None,
+    "interrupt": lambda s: s.busy or s.dialog is not None,
+    "send": lambda s: s.dialog is not None or s.prompt_text is not None,
+}
+
+
+def deliver(
+    pane: Target,
+    session: Session,
+    name: ActionName,
+    text: str | None,
+    dialog: str | None,
+    deciding: Callable[[], None],
+) -> ActionResult:
+    """Check the screen, then type (``deciding()`` just before the key Codex acts on)."""
+    shows = _SHOWS.get(name)
+    if shows is None:
+        raise ActionError(f"{session.name}: {name} is not an action on a Codex session")
+    screen = _screen(pane, shows)
+    if name in ("approve", "deny"):
+        return _answer(
+            pane, session, screen, "yes" if name == "approve" else "no", dialog, deciding
+        )
+    if name == "interrupt":
+        if not (screen.busy or screen.dialog is not None):
+            raise ActionError("the pane shows neither a running turn nor a dialog: nothing to stop")
+        deciding()
+        keys.send_keys(pane, "Escape")
+        return ActionResult(session.session_id, name, ("Escape",))
+    assert text is not None
+    return _send(pane, session, screen, text, deciding)
+
+
+def _answer(
+    pane: Target,
+    session: Session,
+    screen: Screen,
+    answer: Literal["yes", "no"],
+    seen: str | None,
+    deciding: Callable[[], None],
+) -> ActionResult:
+    action: ActionName = "approve" if answer == "yes" else "deny"
+    shown = screen.dialog
+    if shown is None:
+        raise ActionError(f"{session.name}: no dialog on its screen (answered already?)")
+    if seen is not None and shown.fingerprint != seen:
+        raise ActionError(f"{session.name}: the dialog changed since it was shown; look again")
+    target = shown.choice(answer)
+    if target is None or target.key is None:
+        labels = ", ".join(c.label for c in shown.choices)
+        raise ActionError(f"{session.name}: the dialog has no plain {answer!r} ({labels})")
+    key = _KEY_NAMES.get(target.key, target.key)
+    deciding()
+    keys.send_keys(pane, key)
+    return ActionResult(session.session_id, action, (key,), dialog=shown.fingerprint)
+
+
+def _send(
+    pane: Target, session: Session, screen: Screen, text: str, deciding: Callable[[], None]
+) -> ActionResult:
+    if screen.dialog is not None:
+        raise ActionError(f"{session.name} shows a dialog: answer it before sending a prompt")
+    if screen.prompt_text is None:
+        raise ActionError(f"{session.name}: its screen shows no composer")
+    if screen.prompt_text:
+        raise ActionError(
+            f"{session.name}: its composer holds unsent text ({screen.prompt_text[:40]!r})"
+        )
+    keys.send_keys(pane, text, literal=True)
+    typed_at = time.monotonic()
+    tail = text.strip()[-20:]
+    echoed = _screen(pane, lambda s: s.prompt_text is not None and tail in s.prompt_text)
+    if echoed.prompt_text is None or tail not in echoed.prompt_text:
+        raise ActionError(
+            f"{session.name}: the typed prompt did not appear in its composer; pressed no Enter"
+        )
+    # The echo comes at once; the paste-burst window shows nothing on screen: it is waited
+    # out from the moment the text was typed.
+    left = PASTE_WINDOW_S - (time.monotonic() - typed_at)
+    if left > 0:
+        time.sleep(left)
+    deciding()
+    keys.send_keys(pane, "Enter")
+    return ActionResult(
+        session.session_id, "send", ("<text>", "Enter"), queued=session.state is State.BUSY
+    )
+
+
+def _screen(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
+    deadline = time.monotonic() + SCREEN_GRACE_S
+    while True:
+        screen = parse_screen(keys.capture(pane))
+        if shows(screen) or time.monotonic() >= deadline:
+            return screen
+        time.sleep(_POLL_S)
+
+
+def act(
+    fleet: Mapping[str, Session],
+    session: Session,
+    order: Order,
+    dialog: str | None,
+    record: Callable[[str, ActionName], None] | None,
+) -> ActionResult:
+    """Checks 2 on (``runtime.actions.act`` made the first, and fitted the ``order`` to what
+    the session asks: an answer's labels are its question's), then the keys."""
+    name = order.name
+    if order.plan:
+        raise ActionError(f"{session.name}: Codex asks no plan approval; answer it in the terminal")
+    answer = order.answer
+    if name == "answer" and (answer is None or answer.other is not None):
+        raise ActionError(
+            f"{session.name}: Codex takes a free-text answer in its notes field: type it there"
+        )
+    pane = pane_of(fleet, session)
+
+    def deciding() -> None:
+        if record is not None:
+            record(session.session_id, name)
+
+    if answer is not None:
+        typed = answer_keys(pane, session, answer.choices, deciding)
+        return ActionResult(session.session_id, name, typed)
+    return deliver(pane, session, name, order.text, dialog, deciding)
+
+
+def answer_keys(
+    pane: Target,
+    session: Session,
+    choices: Sequence[tuple[str, Sequence[str]]],
+    deciding: Callable[[], None],
+) -> tuple[str, ...]:
+    """Answer a Plan-mode question by its options' labels: each question (``Question i/n``,
+    one page at a time) must be on screen, with the one label chosen for it among its
+    options; the selection is moved onto it (arrows, checked on screen) and Enter pressed.
+    Nothing is typed unless the first page shows its question; returns the keys typed."""
+    typed: list[str] = []
+    for question, labels in choices:
+        screen = _screen(pane, lambda s: s.dialog is not None and s.dialog.kind == "question")
+        shown = screen.dialog
+        if shown is None or shown.kind != "question" or shown.question != question:
+            seen = shown.question if shown is not None else "no question"
+            raise ActionError(
+                f"{session.name}: its screen shows {seen!r}, not {question!r}"
+                + ("; the answers before it were typed" if typed else "")
+            )
+        target = shown.option(labels[0]) if len(labels) == 1 else None
+        if target is None:
+            options = " / ".join(c.label for c in shown.choices)
+            raise ActionError(
+                f"{session.name} asks {question!r} ({options}): one of its options, "
+                f"not {list(labels)}"
+            )
+        current = shown.selected.index if shown.selected is not None else 0
+        steps = ["Down" if target.index > current else "Up"] * abs(target.index - current)
+        if steps:
+            keys.send_keys(pane, *steps)
+            moved = _screen(pane, _selection_on(shown.fingerprint, target.label))
+            now_on = moved.dialog.selected if moved.dialog is not None else None
+            if now_on is None or now_on.label != target.label:
+                raise ActionError(
+                    f"{session.name}: the selection did not reach {target.label!r}; "
+                    "pressed no Enter"
+                )
+        deciding()
+        keys.send_keys(pane, "Enter")
+        typed += [*steps, "Enter"]
+        _screen(pane, _gone(shown.fingerprint))
+    return tuple(typed)
+
+
+def _selection_on(fingerprint: str, label: str) -> Callable[[Screen], bool]:
+    def on(s: Screen) -> bool:
+        d = s.dialog
+        on_it = d is not None and d.selected is not None and d.selected.label == label
+        return on_it and d is not None and d.fingerprint == fingerprint
+
+    return on
+
+
+def _gone(fingerprint: str) -> Callable[[Screen], bool]:
+    return lambda s: s.dialog is None or s.dialog.fingerprint != fingerprint

@@ -1,0 +1,66 @@
+"""Codex's screen (agents/codex/screen.py) on screens recorded from the real TUI 0.171.0
+(tests/fixtures/codex_screens/, captured by ``tmux capture-pane -p``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.agents.codex.screen import Screen, parse_screen
+
+SCREENS = Path(__file__).parent / "fixtures" / "codex_screens"
+
+
+def screen(name: str) -> Screen:
+    return parse_screen((SCREENS / f"{name}.txt").read_text())
+
+
+def test_the_approval_dialog_by_label_with_its_printed_keys() -> None:
+    s = screen("approval")
+    assert s.dialog is not None and s.dialog.kind == "permission"
+    assert s.dialog.question == "Would you like to run the following command?"
+    assert "$ touch approved.txt" in s.dialog.body
+    yes, no = s.dialog.choice("yes"), s.dialog.choice("no")
+    assert yes is not None and (yes.label, yes.key) == ("Yes, proceed", "y")
+    assert no is not None and (no.label, no.key) == (
+        "No, and tell Codex what to do differently",
+        "esc",
+    )
+    assert s.dialog.selected == yes
+    assert s.prompt_text is None and not s.busy
+
+
+def test_a_plan_mode_question_and_its_options() -> None:
+    s = screen("question")
+    assert s.dialog is not None and s.dialog.kind == "question"
+    assert s.dialog.question == "Which color should the banner be?"
+    assert [c.label for c in s.dialog.choices] == ["Red (Recommended)", "Blue", "None of the above"]
+    assert s.dialog.choices[0].description == "Warm and loud."
+    assert s.dialog.choice("yes") is None  # a question is no approval
+    assert s.dialog.option("Blue") is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "busy", "prompt"),
+    [
+        ("empty", False, ""),  # the placeholder: an empty composer
+        ("plan_empty", False, ""),
+        ("typed", False, "some text"),
+        ("busy", True, ""),  # text streams: no "Worked for" after the last prompt
+        ("busy3", True, ""),
+        ("interrupted", False, ""),
+    ],
+)
+def test_running_turn_and_composer(name: str, busy: bool, prompt: str) -> None:
+    s = screen(name)
+    assert s.dialog is None
+    assert (s.busy, s.prompt_text) == (busy, prompt)
+
+
+def test_the_working_line_is_a_running_turn() -> None:
+    text = "\n".join(
+        ["› hi", "", "• Working (0s • esc to interrupt)", "", "› Ask Codex to do anything", ""]
+    )
+    assert parse_screen(text).busy
+    assert not parse_screen("").busy and parse_screen("").prompt_text is None
