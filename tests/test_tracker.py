@@ -533,6 +533,79 @@ def test_notification_sent_before_pid_reported_approval_does_not_bring_needs_inp
     assert run.state is State.BUSY
 
 
+def refused_run() -> Run:
+    """An SDK run with no permission handler (agent-sdk.md 3a): PermissionRequest fires, the
+    PID file stays busy (it never says waiting), and the CLI refuses the tool by itself."""
+    run = busy_run()
+    run.pid("busy", at=run.now - 850)
+    run.hook("PermissionRequest", at=run.now, tool_name="Bash", tool_input={"command": "touch x"})
+    assert run.state is State.NEEDS_INPUT
+    return run
+
+
+def test_a_tool_the_cli_refused_by_itself_is_no_wait_and_the_turn_goes_on():
+    run = refused_run()
+    # the tool_result ("... needs approval") written after the hook: no tool call pending
+    run(s.TranscriptUpdate(at=run.now + 40, session_id=SID, current_tool=None, ending="open"))
+    assert run.state is State.BUSY
+    assert run.session.source == "transcript:tool-result"
+    assert run.session.question is None and run.session.current_tool is None
+    assert run.session.tracking.turn_started_at == run.now - 900  # the same turn
+    assert [c.notification for c in run.changes if c.notification][-1].state is State.NEEDS_INPUT
+    run.hook("Stop", at=run.now + 12_000, last_assistant_message="I could not run it.")
+    assert run.state is State.REVIEW  # (an SDK run, non-interactive: idle)
+
+
+def test_a_refused_tool_whose_turn_ends_in_the_same_read_is_busy_until_its_stop():
+    run = refused_run()
+    run(s.TranscriptUpdate(at=run.now + 40, session_id=SID, ending="clean", last_assistant="No."))
+    assert run.state is State.BUSY
+    run.hook("Stop", at=run.now + 60, last_assistant_message="No.")
+    assert run.state is State.REVIEW
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        # the asked tool is still pending: a dialog shows (or a handler waits)
+        {"current_tool": "Bash", "at_offset": 40},
+        # a record older than the question
+        {"current_tool": None, "at_offset": -10},
+        # an Esc marker: the interrupt rule's (it goes idle)
+        {"current_tool": None, "at_offset": 40, "ending": "interrupt"},
+    ],
+)
+def test_a_dialog_stays_while_its_tool_call_is_pending_or_the_record_is_older(update):
+    run = refused_run()
+    at = run.now + update["at_offset"]
+    run(
+        s.TranscriptUpdate(
+            at=at,
+            session_id=SID,
+            current_tool=update["current_tool"],
+            ending=update.get("ending", "open"),
+        )
+    )
+    assert run.state is State.NEEDS_INPUT
+
+
+def test_a_waiting_pid_file_keeps_the_dialog_whatever_the_transcript_says():
+    """A handler that waits (agent-sdk.md 3b) or a dialog on screen: the PID file says so."""
+    run = refused_run()
+    run.pid("waiting", at=run.now + 5, waiting_for="permission prompt")
+    run(s.TranscriptUpdate(at=run.now + 40, session_id=SID, current_tool=None, ending="open"))
+    assert run.state is State.NEEDS_INPUT
+
+
+def test_a_pid_waiting_dialog_is_the_pid_files_to_end_not_the_transcripts():
+    """Without hooks needs-input comes from the PID file alone, and it says when it is over."""
+    run = Run()
+    run.pid("busy", at=1_000)
+    run.pid("waiting", at=2_000)
+    run(s.TranscriptUpdate(at=2_040, session_id=SID, current_tool=None, ending="open"))
+    assert run.state is State.NEEDS_INPUT
+
+
 def test_pid_waiting_for_hooked_session_goes_needs_input():
     """An extension: any dialog (elicitation, plan approval) the PID file reports."""
     run = busy_run()

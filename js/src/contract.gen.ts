@@ -340,6 +340,7 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "hook:SessionEnd": "ended",
   "transcript:interrupt": "interrupted",
   "transcript:answer": "finished its turn",
+  "transcript:tool-result": "its tool was refused or ran: nothing waits",
   "pid:busy": "working",
   "pid:waiting": "waiting for you",
   "pid:idle": "at its prompt",

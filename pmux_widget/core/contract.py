@@ -493,6 +493,7 @@ SOURCE_LABELS: Mapping[str, str] = {
     "hook:SessionEnd": "ended",
     "transcript:interrupt": "interrupted",
     "transcript:answer": "finished its turn",
+    "transcript:tool-result": "its tool was refused or ran: nothing waits",
     "pid:busy": "working",
     "pid:waiting": "waiting for you",
     "pid:idle": "at its prompt",

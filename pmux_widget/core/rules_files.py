@@ -171,6 +171,24 @@ def on_interrupt(step: StepEdits, signal: sig.TranscriptInterrupt) -> None:
     step.put(s)
 
 
+def _dialog_over(s: Session, signal: sig.TranscriptUpdate) -> bool:
+    """A hook's dialog whose tool call the transcript shows answered: no tool call is pending
+    any more in a record written since it asked, and the PID file does not say ``waiting``
+    (a handler or a dialog that waits keeps it so). A real dialog keeps its tool call pending
+    until it is answered, so this is true only once nothing waits: the tool was refused (by
+    the CLI itself, a hook's deny) or ran. An Esc marker is the interrupt rule's."""
+    t = s.tracking
+    return (
+        s.state is State.NEEDS_INPUT
+        and t.cause == "hook"
+        and signal.current_tool is None
+        and signal.ending != "interrupt"
+        and 0 < t.asked_at <= signal.at
+        and signal.at >= t.decided_at
+        and t.pid_status != "waiting"
+    )
+
+
 def on_transcript(step: StepEdits, signal: sig.TranscriptUpdate) -> None:
     s = step.get(signal.session_id)
     if s is None:
@@ -196,6 +214,14 @@ def on_transcript(step: StepEdits, signal: sig.TranscriptUpdate) -> None:
         s = s.replace(current_tool=signal.current_tool, tool_summary=signal.tool_summary)
         t = t.replace(tool_at=signal.at)
     s = track(s, t)
+    if _dialog_over(s, signal):
+        # The CLI refused the tool by itself (an SDK run with no handler: recorded, the
+        # PermissionRequest hook fires, then the tool_result says it needs approval): nothing
+        # waits on anyone, and the turn goes on. The same turn: its start stays.
+        started = t.turn_started_at
+        s = move(s, State.BUSY, "transcript:tool-result", signal.at)
+        s = track(s, s.tracking.replace(turn_started_at=started or s.tracking.turn_started_at))
+        t = s.tracking
     # Without hooks, a finished answer the PID file never reported (the CLI sometimes writes
     # no status at all for a fast turn): review, if written after we first saw the session.
     answered = (

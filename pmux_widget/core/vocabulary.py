@@ -100,6 +100,7 @@ Cause = Literal[
     "pid:shell",
     "transcript:interrupt",
     "transcript:answer",
+    "transcript:tool-result",
     "process:gone",
     "poll:stale-busy",
     "poll:unknown-timeout",
