@@ -111,7 +111,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs the CLI as ``real_claude``."""
     for item in items:
-        if "claude_cli" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "claude_cli" in names or "sdk_cli" in names:
             item.add_marker(pytest.mark.real_claude)
 
 
@@ -316,3 +317,39 @@ def make_bg(
     for bg in made:
         bg.close()
     assert [p.pid for bg in made for p in bg.processes()] == [], "background processes left"
+
+
+# --------------------------------------------------------------------------- Agent SDK runs
+#
+# claude-agent-sdk (pinned in the test extras) with the CLI it bundles, in a sealed env with
+# our hooks installed (the SDK loads user settings by default), PMUX_WIDGET_HOME passed on.
+
+
+@pytest.fixture(scope="session")
+def sdk_cli() -> Path:
+    """The CLI claude-agent-sdk bundles (skip or fail as for the pinned CLIs)."""
+    from .sdk_runs import bundled_cli
+
+    cli = bundled_cli()
+    if cli is None:
+        _unavailable("claude-agent-sdk with its bundled CLI is not installed (make install)")
+        raise AssertionError  # unreachable: skip/fail raise
+    return cli
+
+
+@pytest.fixture
+def sdk_env(
+    sdk_cli: Path, scripted_model: ScriptedModel, tmp_path: Path
+) -> tuple[ClaudeEnv, PmuxHome]:
+    """A sealed env for the SDK's bundled CLI, our hooks installed; and our home."""
+    from .sdk_runs import SDK_CLI_VERSION
+
+    pmux_home = PmuxHome(tmp_path / "pmux").ensure()
+    env = ClaudeEnv(
+        scripted_model.base_url,
+        root=tmp_path / "claude",
+        extra_env={"PMUX_WIDGET_HOME": str(pmux_home.root)},
+        version=SDK_CLI_VERSION,
+    )
+    pmux_hooks.install(env.settings_file, pmux_home)
+    return env, pmux_home
