@@ -1501,3 +1501,33 @@ def test_a_subagent_start_keeps_a_tool_already_known():
     assert run.session.current_tool == "Bash"
     run.hook("SubagentStop", at=t + 2, agent_id="a1")
     assert run.session.current_tool == "Bash"
+
+
+def test_a_final_read_after_the_end_sets_the_figures_and_never_the_state():
+    """issue 35 part 3: the transcript is read once more when a run ends (its last records
+    land around SessionEnd): tokens, model and answer become final; the row stays ended."""
+    run = busy_run()
+    run.hook("Stop", at=run.now + 100, last_assistant_message="first")
+    run.hook("SessionEnd", at=run.now + 150, reason="other")
+    ended = run.session
+    assert ended.ended and not ended.running
+    final = Tokens(input=22, output=80, cache_read=8510, cache_creation=430)
+    run(
+        s.TranscriptUpdate(
+            at=run.now + 200,
+            session_id=SID,
+            model="claude-sonnet-4-5",
+            tokens=final,
+            last_assistant="the final answer",
+            ending="clean",
+        )
+    )
+    after = run.session
+    assert after.tokens == final and after.model == "claude-sonnet-4-5"
+    assert after.last_assistant == "the final answer"
+    assert (after.state, after.state_since, after.source) == (
+        ended.state,
+        ended.state_since,
+        ended.source,
+    )
+    assert after.ended and not after.running

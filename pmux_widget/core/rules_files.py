@@ -214,6 +214,10 @@ def on_transcript(step: StepEdits, signal: sig.TranscriptUpdate) -> None:
         s = s.replace(current_tool=signal.current_tool, tool_summary=signal.tool_summary)
         t = t.replace(tool_at=signal.at)
     s = track(s, t)
+    if t.ended:
+        # the final reads of a run that is over: its figures, never a state
+        step.put(s)
+        return
     if _dialog_over(s, signal):
         # The CLI refused the tool by itself (an SDK run with no handler: recorded, the
         # PermissionRequest hook fires, then the tool_result says it needs approval): nothing

@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 #: States whose transcripts are followed live (as the seed says); others get a one-time read.
 FOLLOWED_STATES = frozenset({State.BUSY, State.NEEDS_INPUT, State.UNKNOWN, State.REVIEW})
+#: When an ended session's transcript is read once more (seconds after the end).
+FINAL_READS_S = (0.0, 0.5, 2.0)
 #: While a watched dir does not exist yet (Claude creates ``projects/<dir>`` with a session's
 #: first line), look for it this often.
 DIR_RETRY_S = 0.25
@@ -140,7 +142,8 @@ class TranscriptFollower:
                 cursors.save_cursor(path, self.path_owner.get(path), tailer.to_cursor(), now_ms())
 
     def on_changes(self, changes: list[Change], fleet: dict[str, Session]) -> None:
-        """Listener: a session seen for the first time, or with a new transcript, is tracked."""
+        """Listener: a session seen for the first time, or with a new transcript, is tracked;
+        a session that just ended gets its final reads."""
         for change in changes:
             after, before = change.after, change.before
             moved = before is None or before.transcript_path != after.transcript_path
@@ -148,6 +151,24 @@ class TranscriptFollower:
                 path = self.path_of(after)
                 if path is not None:
                     self.runner.spawn(self.tail([path]))
+            if after.ended and before is not None and not before.ended:
+                path = self.path_of(after)
+                if path is not None and path in self.tailers:
+                    self.runner.spawn(self._final_reads(path))
+
+    async def _final_reads(self, path: str) -> None:
+        """The run is over (SessionEnd, its process gone): read its transcript to its end, so
+        its tokens, model and answer are final. An ended session is no longer followed, and
+        the SDK's CLI exits ~50 ms after its result, writing its last records around its
+        SessionEnd (recorded: a run showed its first response's tokens, or none at all).
+        Once now, then once after the exit's last writes (a read of nothing new is free)."""
+        for delay in FINAL_READS_S:
+            if delay:
+                await self.runner.sleep(delay)
+            if self.runner.stopped:
+                return
+            with contextlib.suppress(RuntimeError):  # pools shut down by a concurrent stop
+                await self.tail([path])
 
     # ------------------------------------------------------------------ watching
 
