@@ -16,6 +16,7 @@ from pmux_widget._version import __version__
 
 if TYPE_CHECKING:
     from pmux_widget.core.model import Session, State, Transition
+    from pmux_widget.notebook.agent_sdk import agent_options, can_use_tool
     from pmux_widget.notebook.api import (
         ActionError,
         Answer,
@@ -74,6 +75,8 @@ _LAZY = {
     ),
     **dict.fromkeys(("Session", "State", "Transition"), "pmux_widget.core.model"),
     "StatusWidget": "pmux_widget.notebook.widget",
+    # the Claude Agent SDK's permission handler (claude_agent_sdk is imported when called)
+    **dict.fromkeys(("can_use_tool", "agent_options"), "pmux_widget.notebook.agent_sdk"),
 }
 
 
@@ -102,6 +105,8 @@ __all__ = [
     "Transition",
     "Wait",
     "__version__",
+    "agent_options",
+    "can_use_tool",
     "counts",
     "history",
     "hub",

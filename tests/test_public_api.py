@@ -46,6 +46,8 @@ PUBLIC = {
     "Ask",
     "Wait",
     "__version__",
+    "can_use_tool",
+    "agent_options",
 }
 SESSION_ACTIONS = ("dismiss", "approve", "deny", "interrupt", "send", "ask")
 SUBCOMMANDS = ("install", "uninstall", "status", "serve", "demo", "doctor", "approve", "deny")

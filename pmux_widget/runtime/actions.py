@@ -45,7 +45,7 @@ from pmux_widget.system import jupyter_terminals, keys
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 
-from . import background_actions, codex_actions, warm_attach
+from . import background_actions, codex_actions, decisions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
 from .answering import Order, answer_plan, answer_question, order_for
@@ -128,6 +128,13 @@ def act(
     if name == "stop" or name == "remove":
         background_actions.run_cli_action(view.claude_dir, session, name, record)
         return ActionResult(session_id, name, ())
+    # An Agent SDK run whose permission call waits on our handler: no keys, the call is
+    # resolved (runtime.decisions); None when no call of ours waits for this session.
+    decided = decisions.answer(
+        view, session, name, text=text, token=token, shown=dialog_token(session), record=record
+    )
+    if decided is not None:
+        return decided
     if name == "send":
         text = _check_text(text)
     if session.state not in _ALLOWED[name]:

@@ -48,6 +48,7 @@ from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
 from .boot import named_hook, replay_spool, restore
+from .decisions import Decisions
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
@@ -111,6 +112,8 @@ class Hub:
         self._stopped = threading.Event()
         self._startup_error: BaseException | None = None
         self._lock = threading.Lock()
+        #: Agent SDK permission calls waiting on our handler (runtime.decisions)
+        self.decisions = Decisions(self.home, lambda: self.port)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -210,6 +213,7 @@ class Hub:
 
     async def _shutdown(self) -> None:
         self._remove_runtime_file()
+        self.decisions.close()  # their handlers ask again elsewhere, or refuse
         for source in self._sources:
             with contextlib.suppress(Exception):
                 await source.stop()

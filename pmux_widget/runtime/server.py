@@ -1,5 +1,5 @@
 """The hub's HTTP face: ``POST /api/hook``, ``GET /api/health``, ``GET /api/sessions``,
-``POST /api/sessions/<id>/actions``.
+``POST /api/sessions/<id>/actions``, ``POST /api/decisions`` (an Agent SDK call that waits).
 
 Bad input gets a 4xx with a JSON reason, never a 5xx and never a crash. Checks, in order:
 loopback ``Host`` (403: defeats DNS rebinding), token (401 missing, 403 wrong; compared in
@@ -26,6 +26,7 @@ from pmux_widget.system.clock import now_ms
 
 from .action_request import BadActionBody, answer_json, parse_action
 from .actions import ActionError
+from .decisions import Decisions, HubGone, Pending, find_session
 
 __all__ = ["DRAIN_LIMIT", "MAX_BODY_BYTES", "HubLike", "make_app"]
 
@@ -55,6 +56,9 @@ class HubLike(Protocol):
     def claude_dir(self) -> Path: ...
 
     def record_action(self, session_id: str, action: ActionName) -> None: ...
+
+    @property
+    def decisions(self) -> Decisions: ...
 
 
 def host_is_loopback(host: str) -> bool:
@@ -242,6 +246,86 @@ class ActionsHandler(_Base):
         self.finish(answer_json(result))
 
 
+#: How long a waiting call may look for its session (the SDK asks ~50 ms before the hook
+#: that may be the hub's first news of the run).
+SESSION_WAIT_S = 3.0
+_SESSION_POLL_S = 0.05
+
+
+class DecisionHandler(_Base):
+    """``POST /api/decisions`` with ``{"pid", "tool_use_id", "tool_name", "input"}``: an Agent
+    SDK permission call of program ``pid`` waits on our handler (``pmux_widget.can_use_tool``
+    in another process). A long poll: the answer comes when an action on the row decides it
+    (200, the decision); 409 when no session of that program is known; 503 when the hub stops.
+    The connection closing (the program or its kernel gone) drops the call."""
+
+    _pending: Pending | None = None
+
+    def prepare(self) -> None:
+        super().prepare()
+        if self._finished:
+            return
+        if self.request.method != "POST":
+            self.fail(405, "use POST")
+            return
+        if not self.check_token():
+            return
+        length = self.request.headers.get("Content-Length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_ACTION_BYTES):
+            self.fail(413 if length.isdigit() else 400, "bad or oversized body")
+
+    async def post(self) -> None:
+        if self._finished:
+            return
+        try:
+            body = json.loads(self.request.body or b"null")
+        except (ValueError, RecursionError):
+            body = None
+        shape = '{"pid": <int>, "tool_use_id": "...", "tool_name": "...", "input": {...}}'
+        if not (
+            isinstance(body, dict)
+            and isinstance(body.get("pid"), int)
+            and isinstance(body.get("tool_use_id"), str)
+            and body["tool_use_id"]
+            and isinstance(body.get("tool_name"), str)
+            and isinstance(body.get("input"), dict)
+        ):
+            self.fail(400, f"body must be {shape}")
+            return
+        hub, loop = self.hub, asyncio.get_running_loop()
+        deadline = loop.time() + SESSION_WAIT_S
+        while True:  # /proc reads: off the hub's loop
+            sid = await loop.run_in_executor(
+                None, find_session, hub.fleet, body["pid"], body["tool_use_id"]
+            )
+            if sid is not None or loop.time() >= deadline or self.request.connection is None:
+                break
+            await asyncio.sleep(_SESSION_POLL_S)
+        if sid is None:
+            self.fail(409, f"no running Claude session of process {body['pid']} is known here")
+            return
+        try:
+            pending = hub.decisions.register(
+                sid, body["tool_use_id"], body["tool_name"], body["input"]
+            )
+        except HubGone:
+            self.fail(503, "the hub is stopping")
+            return
+        self._pending = pending
+        try:
+            decision = await asyncio.wrap_future(pending.future)
+        except HubGone:
+            self.fail(503, "the hub is stopping")
+            return
+        except asyncio.CancelledError:  # dropped: its connection closed
+            return
+        self.finish({"session_id": sid, **decision.to_json()})
+
+    def on_connection_close(self) -> None:
+        if self._pending is not None:
+            self.hub.decisions.drop(self._pending)
+
+
 class NotFoundHandler(_Base):
     def prepare(self) -> None:
         super().prepare()
@@ -257,6 +341,7 @@ def make_app(hub: HubLike) -> tornado.web.Application:
             (r"/api/health", HealthHandler, {"hub": hub}),
             (r"/api/sessions", SessionsHandler, {"hub": hub}),
             (r"/api/sessions/([^/]+)/actions", ActionsHandler, {"hub": hub}),
+            (r"/api/decisions", DecisionHandler, {"hub": hub}),
         ],
         default_handler_class=NotFoundHandler,
         default_handler_args={"hub": hub},

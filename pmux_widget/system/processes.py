@@ -197,6 +197,21 @@ def claude_ancestor(pid: int | None) -> int | None:
     return None
 
 
+def has_ancestor(pid: int, ancestor: int, depth: int = _MAX_WALK) -> bool:
+    """``ancestor`` is ``pid``'s parent, or its parent's, … (``depth`` levels at most)."""
+    current = pid
+    for _ in range(depth):
+        info = proc_stat(current)
+        if info is None or len(info[1]) < 2:
+            return False
+        current = int(info[1][1])
+        if current == ancestor:
+            return True
+        if current <= 1:
+            return False
+    return False
+
+
 def _claude_ancestor_psutil(pid: int) -> int | None:
     try:
         proc: psutil.Process | None = psutil.Process(pid)

@@ -1,0 +1,360 @@
+"""Agent SDK runs answered from pmux-widget (issue 35 part 1): ``pmux_widget.can_use_tool``
+with the SDK's bundled CLI 2.1.337 and the scripted model, our hooks installed.
+
+The hub where it is in use: in this process (``pmux_widget.start()``), in another process
+(``pmux-widget serve``, as the Jupyter server's would be: reached over loopback HTTP), and
+none at all. approve, deny, answer, interrupt, a stale decision, a killed waiter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pmux_widget
+from pmux_widget.core.model import State
+from pmux_widget.notebook import api
+from pmux_widget.runtime import decisions
+from pmux_widget.runtime.actions import ActionError, act, dialog_token
+
+from ..helpers import wait_until
+from .sdk_runs import SdkRun, sdk_options
+
+ASK_COLOUR = {
+    "name": "sdk_ask_colour",
+    "keywords": ["ask me the colour"],
+    "turns": [
+        {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "AskUserQuestion",
+                    "input": {
+                        "questions": [
+                            {
+                                "question": "Which colour should the status badge use?",
+                                "header": "Colour",
+                                "multiSelect": False,
+                                "options": [
+                                    {"label": "Purple", "description": "the brand's"},
+                                    {"label": "Amber", "description": "easier to see"},
+                                ],
+                            },
+                            {
+                                "question": "Which states get a badge?",
+                                "header": "States",
+                                "multiSelect": True,
+                                "options": [
+                                    {"label": "needs-input", "description": ""},
+                                    {"label": "review", "description": ""},
+                                    {"label": "busy", "description": ""},
+                                ],
+                            },
+                        ]
+                    },
+                }
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 30},
+        },
+        {"content": [{"type": "text", "text": "Noted your choice."}]},
+    ],
+}
+
+
+@pytest.fixture
+def own_hub(sdk_env, monkeypatch) -> Iterator[Any]:
+    """``pmux_widget.start()`` in this process (the kernel's own hub)."""
+    env, pmux_home = sdk_env
+    monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux_home.root))
+    hub = pmux_widget.start(home=pmux_home.root, claude_home=env.config_dir)
+    yield hub
+    api.stop()
+    assert hub.errors == 0
+
+
+def _waiting(hub: Any, run: SdkRun, timeout: float = 60) -> tuple[str, decisions.Pending]:
+    """The run's session id and its call waiting in ``hub``, once the row is needs-input."""
+    sid = wait_until(lambda: run.session_id, timeout, what="the SDK's init message")
+    pending = wait_until(
+        lambda: (
+            (p := hub.decisions.waiting(sid)) is not None
+            and hub.fleet[sid].state is State.NEEDS_INPUT
+            and hub.fleet[sid].tool_summary  # the PermissionRequest hook: what it asks
+            and p
+        ),
+        timeout,
+        what="the call to wait and the row to be needs-input",
+    )
+    return sid, pending
+
+
+def _tool_results(env: Any, sid: str) -> list[str]:
+    out = []
+    for line in env.transcript_path(sid).read_text().splitlines():
+        record = json.loads(line)
+        content = (
+            (record.get("message") or {}).get("content") if record.get("type") == "user" else None
+        )
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                out.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return out
+
+
+def test_approve_from_the_api_resolves_the_waiting_call(sdk_env, own_hub):
+    env, _ = sdk_env
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, pending = _waiting(own_hub, run)
+    row = own_hub.fleet[sid]
+    assert row.tool_summary and "touch" in row.tool_summary
+    assert row.question is not None and row.question.kind == "permission"
+    assert pending.tool_name == "Bash"
+    assert own_hub.snapshot_json()["counts"]["needs-input"] == 1
+    pmux_widget.session(sid).approve()
+    run.wait(60)
+    assert run.error is None and run.result.permission_denials == []
+    assert list(env.cwd.glob("sim-*.txt")), "the approved touch ran"
+    assert own_hub.decisions.waiting(sid) is None
+    assert not (own_hub.home.root / "decisions" / f"{sid}.json").exists()
+    # the history says who answered it
+    sources = [t.source for t in own_hub.history(sid)]
+    assert "action:approve" in sources
+
+
+def test_deny_says_who_and_where_and_a_second_decision_is_refused(sdk_env, own_hub):
+    env, _ = sdk_env
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, _ = _waiting(own_hub, run)
+    shown = dialog_token(own_hub.fleet[sid])
+    act(own_hub, sid, "deny", text="not now", token=shown, record=own_hub.record_action)
+    with pytest.raises(ActionError):  # the same dialog, answered already: nothing reaches it
+        act(own_hub, sid, "approve", token=shown, record=own_hub.record_action)
+    run.wait(60)
+    assert [d["tool_name"] for d in run.result.permission_denials] == ["Bash"]
+    assert not list(env.cwd.glob("sim-*.txt"))
+    [result] = [r for r in _tool_results(env, sid) if "Denied" in r]
+    assert "Denied by the user, from pmux-widget (" in result and "not now" in result
+
+
+def test_a_stale_token_is_refused_and_the_call_keeps_waiting(sdk_env, own_hub):
+    env, _ = sdk_env
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, pending = _waiting(own_hub, run)
+    row = own_hub.fleet[sid]
+    stale = f"needs-input:{row.state_since - 5000}:{row.tool_summary}"
+    with pytest.raises(ActionError, match="moved on"):
+        act(own_hub, sid, "approve", token=stale)
+    assert not pending.future.done() and own_hub.decisions.waiting(sid) is pending
+    act(own_hub, sid, "approve", token=dialog_token(row))
+    run.wait(60)
+    assert run.result.permission_denials == []
+
+
+def test_interrupt_denies_and_stops_the_turn(sdk_env, own_hub):
+    env, _ = sdk_env
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, _ = _waiting(own_hub, run)
+    pmux_widget.session(sid).interrupt()
+    run.wait(60)
+    assert [d["tool_name"] for d in run.result.permission_denials] == ["Bash"]
+    # recorded (2.1.337): with interrupt the CLI writes its own rejection, not our message,
+    # and ends the turn at once (no further request to the model)
+    assert any("STOP what you are doing" in r for r in _tool_results(env, sid))
+    assert run.result.terminal_reason == "aborted_tools"
+    wait_until(
+        lambda: own_hub.fleet[sid].state is not State.NEEDS_INPUT, 15, what="the row to move on"
+    )
+
+
+def test_a_question_is_answered_with_its_options(sdk_env, own_hub, scripted_model):
+    """The waiting AskUserQuestion gets updated_input with the answers (one label; several
+    joined with ", " for multi-select), and the model reads them in the tool result."""
+    env, _ = sdk_env
+    scripted_model.scenarios.insert(0, ASK_COLOUR)
+    run = SdkRun(
+        "please ask me the colour", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, _ = _waiting(own_hub, run)
+    row = own_hub.fleet[sid]
+    assert row.question is not None and row.question.kind == "question"
+    assert [a.question for a in row.question.questions] == [
+        "Which colour should the status badge use?",
+        "Which states get a badge?",
+    ]
+    with pytest.raises(ActionError, match="takes one option"):
+        decisions.answer(own_hub, row, "answer", options=["Purple", "Amber"])  # type: ignore[arg-type]
+    with pytest.raises(ActionError, match="answer it with one of its options"):
+        act(own_hub, sid, "approve")
+    decisions.answer(  # (act(..., "answer", options=...) once the answer action lands)
+        own_hub,
+        row,
+        "answer",
+        options=["Amber", "needs-input", "review"],
+        token=dialog_token(row),  # type: ignore[arg-type]
+    )
+    run.wait(60)
+    assert run.result.permission_denials == []
+    [result] = [r for r in _tool_results(env, sid) if "answered" in r]
+    assert '"Which colour should the status badge use?"="Amber"' in result
+    assert '"Which states get a badge?"="needs-input, review"' in result
+    print(result)
+
+
+@pytest.fixture
+def serve(sdk_env, monkeypatch) -> Iterator[subprocess.Popen[str]]:
+    """``pmux-widget serve`` in a process of its own: the hub is elsewhere, as the Jupyter
+    server's is for a kernel."""
+    env, pmux_home = sdk_env
+    monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux_home.root))
+    argv = [sys.executable, "-m", "pmux_widget", "--home", str(pmux_home.root)]
+    argv += ["--claude-home", str(env.config_dir), "serve"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "pmux-widget hub on" in line, line
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def _cli(pmux_home: Any, env: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "pmux_widget", "--home", str(pmux_home.root)]
+    return subprocess.run(
+        [*argv, "--claude-home", str(env.config_dir), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _published(pmux_home: Any, sid: str) -> Path:
+    return pmux_home.root / "decisions" / f"{sid}.json"
+
+
+def test_with_the_hub_in_another_process_the_cli_approves(sdk_env, serve):
+    env, pmux_home = sdk_env
+    assert api._hub is None or not api._hub.running  # no hub here: the call goes over HTTP
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid = wait_until(lambda: run.session_id, 60, what="the SDK's init message")
+    wait_until(
+        lambda: _published(pmux_home, sid).exists(), 30, what="the call to wait in serve's hub"
+    )
+    status = wait_until(
+        lambda: (
+            (out := _cli(pmux_home, env, "status", "--json")).returncode == 0
+            and any(
+                s["session_id"] == sid and s["state"] == "needs-input"
+                for s in json.loads(out.stdout)["sessions"]
+            )
+        ),
+        30,
+        what="serve's row to be needs-input",
+    )
+    assert status
+    out = _cli(pmux_home, env, "approve", sid)
+    assert out.returncode == 0, out.stderr
+    run.wait(60)
+    assert run.error is None and run.result.permission_denials == []
+    assert list(env.cwd.glob("sim-*.txt"))
+    assert not _published(pmux_home, sid).exists()
+
+
+KERNEL = """
+import asyncio, json, os, sys
+sys.path.insert(0, {root!r})
+import pmux_widget
+from claude_agent_sdk import ClaudeAgentOptions, query
+env = json.loads(os.environ["SDK_ENV"])
+async def main():
+    options = pmux_widget.agent_options(cwd={cwd!r}, env=env)
+    async for message in query(prompt="please run the command", options=options):
+        print(type(message).__name__, getattr(message, "session_id", ""), flush=True)
+asyncio.run(main())
+"""
+
+
+def test_a_killed_waiter_leaves_no_call_and_no_dialog(sdk_env, own_hub):
+    """The program whose call waits dies (a kernel restarted): the hub drops the call (its
+    connection closed), the published file goes, the CLI with it, and the row ends."""
+    env, pmux_home = sdk_env
+    code = KERNEL.format(root=str(Path(__file__).resolve().parents[2]), cwd=str(env.cwd))
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={
+            **os.environ,
+            "SDK_ENV": json.dumps(env.env()),
+            "PMUX_WIDGET_HOME": str(pmux_home.root),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sid = wait_until(
+            lambda: next(iter(own_hub.decisions._pending), None),
+            90,
+            what="the kernel's call to wait",
+        )
+        wait_until(_published(pmux_home, sid).exists, 5, what="the call's published file")
+        wait_until(lambda: own_hub.fleet[sid].state is State.NEEDS_INPUT, 15, what="needs-input")
+        os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
+        wait_until(
+            lambda: own_hub.decisions.waiting(sid) is None, 10, what="the call to be dropped"
+        )
+        assert not _published(pmux_home, sid).exists()
+        # the CLI (its stdin gone) exits: the row ends, no dialog left
+        wait_until(
+            lambda: own_hub.fleet[sid].ended or own_hub.fleet[sid].state is not State.NEEDS_INPUT,
+            30,
+            what="the row to leave needs-input",
+        )
+        with pytest.raises(ActionError):
+            act(own_hub, sid, "approve")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
+
+
+def test_with_no_hub_the_call_is_refused_once_said_and_never_hangs(sdk_env, monkeypatch, caplog):
+    env, pmux_home = sdk_env
+    monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux_home.root))
+    assert api._hub is None or not api._hub.running
+    started = time.monotonic()
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    run.wait(90)
+    assert run.error is None
+    [denial] = run.result.permission_denials
+    assert denial["tool_name"] == "Bash"
+    assert any("no pmux-widget hub runs" in r for r in _tool_results(env, run.session_id))
+    print(f"refused with no hub; the run took {time.monotonic() - started:.1f} s")
