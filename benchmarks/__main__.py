@@ -43,6 +43,7 @@ MODULES = [
     ("notify", "benchmarks.bench_notify"),
     ("terminal", "benchmarks.bench_terminal_actions"),
     ("bg", "benchmarks.bench_bg_actions"),
+    ("sdk", "benchmarks.bench_sdk"),
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),
