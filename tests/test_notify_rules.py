@@ -78,6 +78,15 @@ def test_plan_keeps_what_is_not_muted_any_more() -> None:
     assert plan(ev(interactive=False), s, T0).verdict == "later"
 
 
+def test_an_sdk_run_notifies_when_a_handler_waits_and_never_when_nothing_waits() -> None:
+    """issue 35: an SDK run whose permission call waits on our handler can be answered (from
+    the notification too); one whose CLI refused the tool by itself cannot."""
+    assert plan(ev(interactive=False, answerable=True), NotifySettings(), T0).verdict == "later"
+    assert plan(ev(interactive=False), NotifySettings(), T0).verdict == "drop"
+    review = ev(state="review", interactive=False, answerable=False)
+    assert plan(review, NotifySettings(), T0).verdict == "drop"
+
+
 # ------------------------------------------------------------------------------ check
 
 

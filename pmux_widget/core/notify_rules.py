@@ -220,6 +220,9 @@ class NotifyEvent:
     #: same transition, however far from ``at``: the session never left the old state in
     #: between, as far as this hub saw.
     since: int = 0
+    #: a non-interactive run (an Agent SDK run) that someone can answer: its permission
+    #: call waits on our handler (``pmux_widget.can_use_tool``)
+    answerable: bool = False
 
     @property
     def key(self) -> str:
@@ -353,7 +356,7 @@ def plan(event: NotifyEvent, settings: NotifySettings, now: int) -> Decision:
     """At the transition: drop what nobody asked for, else look again after the delay."""
     if event.state not in ATTENTION or event.state not in settings.states:
         return Decision("drop", reason="state not notified")
-    if event.interactive is False and not settings.include_non_interactive:
+    if event.interactive is False and not (settings.include_non_interactive or event.answerable):
         return Decision("drop", reason="claude -p / SDK run")
     muted = _muted(settings, event.project, now)
     if muted:

@@ -225,6 +225,9 @@ class Notifier:
             project=s.project,
             interactive=s.tracking.interactive,
             since=since if 0 < since < s.state_since else 0,
+            # an SDK run's call waits on our handler: someone can answer it (runtime.decisions)
+            answerable=s.host in (None, self.host)
+            and (self.home.decisions_dir / f"{s.session_id}.json").exists(),
         )
 
     # ------------------------------------------------------------------ the notifier thread

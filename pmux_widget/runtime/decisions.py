@@ -134,7 +134,7 @@ class Decisions:
 
     @property
     def folder(self) -> Path:
-        return self.home.root / "decisions"
+        return self.home.decisions_dir
 
     def register(
         self, session_id: str, tool_use_id: str, tool_name: str, tool_input: Mapping[str, Any]
@@ -385,7 +385,7 @@ def _forward(
     """The call waits in another process's hub (its published file): ask that hub to act."""
     home = getattr(view, "home", None)
     home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
-    published = _read_published(home.root / "decisions" / f"{session.session_id}.json")
+    published = _read_published(home.decisions_dir / f"{session.session_id}.json")
     if published is None:
         return None
     port, pid = published.get("port"), published.get("pid")

@@ -62,6 +62,12 @@ class PmuxHome:
         return self.root / "spool"
 
     @property
+    def decisions_dir(self) -> Path:
+        """``decisions/<session id>.json``: which hub holds an Agent SDK run's waiting call
+        (runtime.decisions publishes them; the notifier reads them: someone can answer)."""
+        return self.root / "decisions"
+
+    @property
     def db_path(self) -> Path:
         return self.root / "state.db"
 
