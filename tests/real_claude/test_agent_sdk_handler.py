@@ -209,7 +209,8 @@ def test_a_question_is_answered_with_its_options(sdk_env, own_hub, scripted_mode
         row,
         "answer",
         options=["Amber", "needs-input", "review"],
-        token=dialog_token(row),  # type: ignore[arg-type]
+        token=dialog_token(row),
+        shown=dialog_token(own_hub.fleet[sid]),
     )
     run.wait(60)
     assert run.result.permission_denials == []
@@ -358,3 +359,51 @@ def test_with_no_hub_the_call_is_refused_once_said_and_never_hangs(sdk_env, monk
     assert denial["tool_name"] == "Bash"
     assert any("no pmux-widget hub runs" in r for r in _tool_results(env, run.session_id))
     print(f"refused with no hub; the run took {time.monotonic() - started:.1f} s")
+
+
+@pytest.fixture
+def jupyter(sdk_env, tmp_path, monkeypatch) -> Iterator[Any]:
+    """A real Jupyter server with our extension, its hub watching the SDK env (the usual
+    case: the kernel and the server are separate processes)."""
+    from ..jupyter_ext import LabServer
+
+    env, pmux_home = sdk_env
+    monkeypatch.setenv("PMUX_WIDGET_HOME", str(pmux_home.root))
+    server = LabServer(tmp_path / "lab", claude=env.config_dir, pmux=pmux_home.root).start()
+    yield server
+    server.stop()
+
+
+def test_with_the_hub_in_a_jupyter_server_its_action_route_decides(sdk_env, jupyter):
+    """The program (a kernel) has no hub: its call waits in the server's, and the panel's
+    route (POST pmux/api/actions, Jupyter's auth) resolves it; a second answer is refused."""
+    env, pmux_home = sdk_env
+    assert api._hub is None or not api._hub.running
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid = wait_until(lambda: run.session_id, 60, what="the SDK's init message")
+    wait_until(_published(pmux_home, sid).exists, 30, what="the call to wait in the server's hub")
+    published = json.loads(_published(pmux_home, sid).read_text())
+    assert published["pid"] == jupyter.pid
+
+    def row() -> dict[str, Any] | None:
+        rows = jupyter.get("pmux/api/sessions").json()["sessions"]
+        return next((r for r in rows if r["session_id"] == sid), None)
+
+    shown = wait_until(
+        lambda: (
+            (r := row()) is not None and r["state"] == "needs-input" and r["tool_summary"] and r
+        ),
+        30,
+        what="the server's row to ask",
+    )
+    answer = jupyter.post("pmux/api/actions", {"session_id": sid, "action": "deny"})
+    assert answer.status_code == 202, answer.text
+    again = jupyter.post("pmux/api/actions", {"session_id": sid, "action": "approve"})
+    assert again.status_code == 409, again.text
+    run.wait(60)
+    assert [d["tool_name"] for d in run.result.permission_denials] == ["Bash"]
+    [denied] = [r for r in _tool_results(env, sid) if "Denied" in r]
+    assert "the Jupyter server on" in denied, denied
+    assert shown["state"] == "needs-input"
