@@ -1213,6 +1213,9 @@ def test_records_of_the_previous_layout_load_and_round_trip():
         "action_origin": "",
         "interactive": None,
         "entrypoint": None,
+        "program": None,
+        "kernel_id": None,
+        "notebook": None,
         "spare": False,
         "tools_done": [],
     }
@@ -1531,3 +1534,23 @@ def test_a_final_read_after_the_end_sets_the_figures_and_never_the_state():
         ended.source,
     )
     assert after.ended and not after.running
+
+
+def test_an_sdk_runs_origin_names_its_program_and_notebook_in_the_row():
+    from pmux_widget.core.contract import row
+
+    run = busy_run()
+    assert row(run.session)["origin"] is None
+    run(
+        s.Origin(
+            at=run.now, session_id=SID, program="ipykernel", kernel_id="k1", notebook="a.ipynb"
+        )
+    )
+    assert row(run.session)["origin"] == {
+        "program": "ipykernel",
+        "kernel_id": "k1",
+        "notebook": "a.ipynb",
+    }
+    assert run.state is State.BUSY and run.session.state_since == run.now - 900  # no move
+    run(s.Origin(at=run.now, session_id="unknown", program="x.py"))
+    assert "unknown" not in run.fleet

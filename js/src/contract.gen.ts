@@ -119,6 +119,13 @@ export interface SessionJSON {
   question: Question | null;
 }
 
+/** Where an Agent SDK run comes from: `program` (`ipykernel`, `my_script.py`), `kernel_id` and `notebook` when a Jupyter kernel runs it and its server said which. */
+export interface Origin {
+  program: string;
+  kernel_id: string | null;
+  notebook: string | null;
+}
+
 /** A widget row: the session JSON plus what the view needs to explain it, in the words the notifications and `status` use too (paths relative to the session's folder). Two long texts the view never shows are null in a row: `transcript_path`, and `last_assistant` except when it is the `answer` (P9). */
 export interface Row {
   session_id: string;
@@ -159,6 +166,7 @@ export interface Row {
   answer: string | null;
   dialog_token: string;
   non_interactive: string | null;
+  origin: Origin | null;
   pane_title: string | null;
 }
 

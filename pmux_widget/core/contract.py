@@ -220,6 +220,9 @@ class Row(SessionJSON):
     #: nobody sits at it: how it was started ("claude -p", "SDK", "background"), the row's
     #: badge; its finished turns are idle, never review. Null: interactive, or not known.
     non_interactive: str | None
+    #: an Agent SDK run: the program that runs it, and for a notebook's kernel the notebook
+    #: (server-relative path: the panel opens it on a click); null for any other session
+    origin: OriginJSON | None
     #: the tmux pane's title when it tells something (a title the user gave the pane, or
     #: the topic Claude Code names it by, without its glyph); null when it is tmux's default
     #: (the machine's name) or says nothing the row does not (core.wording.pane_title)
@@ -256,7 +259,25 @@ def row(session: Session, token: str = "", machine: str | None = None) -> Row:
         "dialog_token": token,
         "non_interactive": non_interactive(session),
         "pane_title": pane_title(session, machine),
+        "origin": origin(session),
     }
+
+
+class OriginJSON(TypedDict):
+    """Where an Agent SDK run comes from: ``program`` (``ipykernel``, ``my_script.py``),
+    ``kernel_id`` and ``notebook`` when a Jupyter kernel runs it and its server said which."""
+
+    program: str
+    kernel_id: str | None
+    notebook: str | None
+
+
+def origin(session: Session) -> OriginJSON | None:
+    """The row's ``origin`` (an SDK run whose program is known), else None."""
+    t = session.tracking
+    if t.program is None:
+        return None
+    return {"program": t.program, "kernel_id": t.kernel_id, "notebook": t.notebook}
 
 
 # --------------------------------------------------------------------------- kernel → browser

@@ -183,3 +183,15 @@ def on_in_terminal(step: StepEdits, signal: sig.InTerminal) -> None:
     if s.ended and signal.terminal is not None:
         return
     step.put(s.replace(terminal=signal.terminal))
+
+
+def on_origin(step: StepEdits, signal: sig.Origin) -> None:
+    """Where an Agent SDK run comes from (the row names its notebook or program)."""
+    s = step.get(signal.session_id)
+    if s is None:
+        return
+    t = s.tracking.replace(
+        program=signal.program, kernel_id=signal.kernel_id, notebook=signal.notebook
+    )
+    if t != s.tracking:
+        step.put(track(s, t))

@@ -64,6 +64,7 @@ __all__ = [
     "Invalid",
     "Locate",
     "Notification",
+    "Origin",
     "OtherHook",
     "PermissionRequest",
     "PidFile",
@@ -306,6 +307,17 @@ class InTerminal(Signal):
     session_id: str
     pid: int
     terminal: TerminalLocation | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Origin(Signal):
+    """The program that runs an Agent SDK run (its CLI's parent): its name, and for a
+    Jupyter kernel its id and the notebook its server says it runs."""
+
+    session_id: str
+    program: str
+    kernel_id: str | None = None
+    notebook: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

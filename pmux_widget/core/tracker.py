@@ -34,6 +34,7 @@ from .rules_process import (
     on_dismiss,
     on_in_terminal,
     on_locate,
+    on_origin,
     on_poll,
     on_process_gone,
     on_recover,
@@ -96,6 +97,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_in_terminal(step, signal)
         case sig.BackgroundGone():
             on_background_gone(step, signal)
+        case sig.Origin():
+            on_origin(step, signal)
     return step.finish()
 
 

@@ -95,6 +95,11 @@ class Tracking:
     #: how it was started, when ``interactive`` was learnt: the PID file's or the hook's
     #: ``entrypoint`` (``cli``, ``sdk-cli`` for ``claude -p``, ``sdk-py``, …), what rows say
     entrypoint: str | None = None
+    #: an Agent SDK run's program (its CLI's parent), and for a Jupyter kernel its id and
+    #: the notebook its server says it runs (the row's ``origin``)
+    program: str | None = None
+    kernel_id: str | None = None
+    notebook: str | None = None
 
     @property
     def hooked(self) -> bool:
@@ -157,6 +162,9 @@ class TrackingChanges(TypedDict, total=False):
     action_origin: str
     interactive: bool | None
     entrypoint: str | None
+    program: str | None
+    kernel_id: str | None
+    notebook: str | None
 
 
 _T = TypeVar("_T")

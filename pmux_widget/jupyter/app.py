@@ -74,6 +74,13 @@ class PmuxWidget(ExtensionApp):
         self.terminals = terminals
         self.settings[TERMINALS_KEY] = terminals
         terminals.start()
+        # the kernels' notebooks: an Agent SDK run from a cell names its notebook (issue 35)
+        from .kernels import KernelNotebooks
+
+        self.kernel_notebooks = KernelNotebooks(
+            serverapp.web_app.settings, serverapp.connection_url, self.log
+        )
+        self.kernel_notebooks.start()
 
     def initialize_handlers(self) -> None:
         from . import push
@@ -89,6 +96,9 @@ class PmuxWidget(ExtensionApp):
             self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))
 
     async def stop_extension(self) -> None:
+        notebooks = getattr(self, "kernel_notebooks", None)
+        if notebooks is not None:
+            notebooks.stop()
         terminals: Terminals | None = getattr(self, "terminals", None)
         if terminals is not None:
             terminals.stop()

@@ -35,6 +35,7 @@ from pmux_widget.core.signals import (
     ActionTaken,
     Dismiss,
     HookSignal,
+    Origin,
     PidFile,
     Seen,
     SessionStart,
@@ -46,6 +47,7 @@ from pmux_widget.hooks.hubs import clean_stale_hub_files, remove_hub_file, write
 from pmux_widget.system import processes
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
+from pmux_widget.system.programs import program_of
 
 from .boot import named_hook, replay_spool, restore
 from .decisions import Decisions
@@ -103,6 +105,7 @@ class Hub:
         # every hook of a session has Claude itself as parent, so one walk per process
         self._ancestor_cache: dict[int, int | None] = {}
         self._entry_cache: dict[str, str | None] = {}
+        self._origins: set[str] = set()  # sessions whose program was looked up
         self._store: Store | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: tornado.httpserver.HTTPServer | None = None
@@ -303,6 +306,8 @@ class Hub:
             self._settle(self._spare_hooks.on_hook(pid, hook, record))
             return
         self.apply(hook)
+        if entry and entry.startswith("sdk-") and pid and signal.session_id not in self._origins:
+            self._origin(signal.session_id, pid)
 
     def _role(self, pid: int) -> str | None:
         """What the Claude process ``pid`` is besides a session: its argv (once per pid),
@@ -347,6 +352,24 @@ class Hub:
             self._entry_cache.clear()
         self._entry_cache[sid] = entry
         return entry
+
+    def _origin(self, session_id: str, pid: int) -> None:
+        """An Agent SDK run's program (its CLI's parent) and, for a notebook's kernel, the
+        notebook its Jupyter server publishes; once per session (a few /proc reads)."""
+        if len(self._origins) > 4096:
+            self._origins.clear()
+        self._origins.add(session_id)
+        found = program_of(pid, self.home)
+        if found is not None:
+            self.apply(
+                Origin(
+                    at=now_ms(),
+                    session_id=session_id,
+                    program=found.name,
+                    kernel_id=found.kernel_id,
+                    notebook=found.notebook,
+                )
+            )
 
     def apply(self, signal: Signal) -> list[Change]:
         """Apply one signal through the tracker, persist, fan out. Hub thread only."""

@@ -407,3 +407,89 @@ def test_with_the_hub_in_a_jupyter_server_its_action_route_decides(sdk_env, jupy
     [denied] = [r for r in _tool_results(env, sid) if "Denied" in r]
     assert "the Jupyter server on" in denied, denied
     assert shown["state"] == "needs-input"
+
+
+CELL = """
+import json, pmux_widget
+from claude_agent_sdk import query
+_messages = []
+async for _m in query(
+    prompt="please run the command",
+    options=pmux_widget.agent_options(cwd={cwd!r}, env=json.loads({env!r})),
+):
+    _messages.append(_m)
+print("DENIALS", len(_messages[-1].permission_denials))
+"""
+
+
+def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk_env, jupyter):
+    """The usual case, for real: a notebook's kernel (started by the Jupyter server, as
+    opening the notebook does) runs the SDK in a cell with agent_options; the panel's row
+    (the server's stream) says it is an SDK run from that notebook, and the panel's route
+    approves its call."""
+    from jupyter_client import BlockingKernelClient
+
+    from ..test_jupyter_ext import View, frames, stream
+
+    env, pmux_home = sdk_env
+    started = jupyter.post(
+        "api/sessions",
+        {"path": "agents.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+    )
+    assert started.status_code == 201, started.text
+    kernel_id = started.json()["kernel"]["id"]
+    connection = Path(jupyter.env["JUPYTER_RUNTIME_DIR"]) / f"kernel-{kernel_id}.json"
+    wait_until(connection.exists, 30, what="the kernel's connection file")
+    kernels = pmux_home.root / "kernels" / f"{jupyter.pid}.json"
+    wait_until(
+        lambda: kernels.exists() and kernel_id in kernels.read_text(),
+        30,
+        what="the server to publish its kernel's notebook",
+    )
+    client = BlockingKernelClient()
+    client.load_connection_file(str(connection))
+    client.start_channels()
+    ws = stream(jupyter)
+    ws.settimeout(90)  # the kernel starts the SDK's CLI: no frame for a while
+    try:
+        [first] = frames(ws, lambda f: True, "the first frame")
+        view = View(first["traits"])
+        client.wait_for_ready(timeout=60)
+        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env())))
+
+        def asking(v: View) -> bool:
+            return any(r["state"] == "needs-input" and r["tool_summary"] for r in v.rows.values())
+
+        view.until(ws, asking, "the kernel's run asking")
+        [row] = [r for r in view.rows.values() if r["state"] == "needs-input"]
+        assert row["non_interactive"] == "SDK"
+        assert row["origin"] == {
+            "program": "ipykernel",
+            "kernel_id": kernel_id,
+            "notebook": "agents.ipynb",
+        }
+        sid = row["session_id"]
+        wait_until(_published(pmux_home, sid).exists, 10, what="the call to wait")
+        # the panel's Approve: the row's short token, over the stream, as a click sends it
+        click = {"type": "action", "session_id": sid, "action": "approve"}
+        ws.send(json.dumps({"type": "msg", "content": {**click, "token": row["dialog_token"]}}))
+        view.until(ws, lambda v: v.results, "the click's answer")
+        assert view.results[0]["ok"], view.results[0]
+        reply = client.get_shell_msg(timeout=90)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        out = ""
+        with contextlib.suppress(Exception):  # (queue.Empty once the output is read)
+            while True:
+                msg = client.get_iopub_msg(timeout=2)
+                if msg["msg_type"] == "stream":
+                    out += msg["content"]["text"]
+        assert "DENIALS 0" in out, out
+        assert list(env.cwd.glob("sim-*.txt"))
+    finally:
+        ws.close()
+        client.stop_channels()
+        import requests
+
+        requests.delete(
+            jupyter.url(f"api/kernels/{kernel_id}"), headers=jupyter.headers(), timeout=30
+        )
