@@ -15,6 +15,14 @@ export interface LabPanel {
   /** "Attach in a terminal" for a Claude Code background session: a JupyterLab terminal
    * running `claude attach <job>` (the one open already, brought to the front). */
   attachTerminal?(sessionId: string): void;
+  /** Open a notebook (server-relative path): the one whose kernel runs an Agent SDK run. */
+  openNotebook?(path: string): void;
+}
+
+/** The page's way to open a notebook, if it has one (the labextension's hook). */
+export function notebookOpener(): ((path: string) => void) | null {
+  const panel = labPanel();
+  return panel?.openNotebook ? (path) => panel.openNotebook?.(path) : null;
 }
 
 /** The page's way to open a JupyterLab terminal, if it has one (the labextension's hook). */

@@ -11,6 +11,7 @@ import type {
   BackgroundTask,
   Counts,
   Host,
+  Origin,
   PatchInput,
   Question,
   QuestionOption,
@@ -264,7 +265,16 @@ export function normalizeRow(raw: unknown, fallbackId = ""): Row {
     non_interactive: str(r.non_interactive),
     pane_title: str(r.pane_title),
     question: normalizeQuestion(r.question),
+    origin: normalizeOrigin(r.origin),
   };
+}
+
+/** An SDK run's ``origin`` (its program; a notebook's kernel's notebook), when well formed. */
+function normalizeOrigin(raw: unknown): Origin | null {
+  if (!raw || typeof raw !== "object") return null;
+  const o = raw as Record<string, unknown>;
+  const program = str(o.program);
+  return program === null ? null : { program, kernel_id: str(o.kernel_id), notebook: str(o.notebook) };
 }
 
 /** The contract's ``question``, kept only when well formed (a kernel too old sends none). */

@@ -78,7 +78,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(PANEL_ID);
     };
     // the page's hooks: a notebook's widget opens the panel, or a row's terminal, through them
-    setLabPanel({ open, openTerminal, attachTerminal });
+    // an Agent SDK run's badge opens the notebook whose kernel runs it (issue 35)
+    const openNotebook = (path: string): void => void app.commands.execute("docmanager:open", { path });
+    setLabPanel({ open, openTerminal, attachTerminal, openNotebook });
     installPush(app.serviceManager.serverSettings, panel, open, app.restored);
 
     if (statusBar) {

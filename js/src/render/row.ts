@@ -35,6 +35,7 @@ import {
   tokensTitle,
   waitingText,
 } from "../format";
+import { notebookOpener } from "../lab-panel";
 import { LABEL, rank } from "../states";
 import type { Row } from "../types";
 import { ActionsBar, type ActionHandlers } from "./actions";
@@ -152,6 +153,8 @@ export class RowView {
   private backgroundBadge: HTMLSpanElement | null = null;
   private modeBadge: HTMLSpanElement | null = null;
   private unattendedBadge: HTMLSpanElement | null = null;
+  /** the notebook whose kernel runs this SDK run, which a click on its badge opens */
+  private originNotebook: string | null = null;
   private pendingEl: HTMLSpanElement | null = null;
   private dismissBtn: DismissButton | null = null;
   private bar: ActionsBar | null = null;
@@ -319,11 +322,24 @@ export class RowView {
     if (unattended && !this.unattendedBadge) {
       const first = this.lines.querySelector(".pmux-badge"); // (rarely: the run is known late)
       this.unattendedBadge = this.badge("pmux-badge pmux-badge--unattended", "", first);
+      this.unattendedBadge.addEventListener("click", (event) => {
+        const open = notebookOpener();
+        if (this.originNotebook && open) {
+          event.stopPropagation();
+          open(this.originNotebook);
+        }
+      });
     }
     if (this.unattendedBadge) {
+      // An SDK run names where it comes from: its notebook (a click opens it), else its program.
+      const origin = row.origin;
+      const from = origin ? (origin.notebook ?? origin.program) : null;
+      const text = unattended && from ? `${unattended} · ${from.split("/").pop() ?? from}` : unattended;
       setHidden(this.unattendedBadge, !unattended);
-      setData(this.unattendedBadge.firstChild as Text, unattended ?? "");
-      setAttr(this.unattendedBadge, "title", unattended ? unattendedTitle(unattended) : null);
+      setData(this.unattendedBadge.firstChild as Text, text ?? "");
+      const title = unattended ? unattendedTitle(unattended) : null;
+      setAttr(this.unattendedBadge, "title", title && from ? `${title} (from ${from})` : title);
+      this.originNotebook = origin?.notebook ?? null;
     }
     const compacting = row.compacting && !row.ended;
     if (compacting && !this.compactBadge) {
