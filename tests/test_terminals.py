@@ -425,3 +425,15 @@ def test_a_sessions_terminal_is_set_at_once_and_cleared_when_it_closes(tmp_path:
     finally:
         kernel_hub.stop()
         lab.stop()
+
+
+def test_the_sdk_agents_notebook_is_valid_and_uses_the_handler() -> None:
+    import nbformat
+
+    path = Path(__file__).parent.parent / "notebooks" / "sdk_agents.ipynb"
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    nbformat.validate(notebook)
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    assert "pmux_widget.agent_options(" in code and "ScriptedModel()" in code
+    assert ".approve()" in code and '.answer("Amber")' in code
+    # its flow with the real SDK: tests/real_claude/test_agent_sdk_handler.py
