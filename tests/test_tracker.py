@@ -1554,3 +1554,25 @@ def test_an_sdk_runs_origin_names_its_program_and_notebook_in_the_row():
     assert run.state is State.BUSY and run.session.state_since == run.now - 900  # no move
     run(s.Origin(at=run.now, session_id="unknown", program="x.py"))
     assert "unknown" not in run.fleet
+
+
+def test_a_call_waiting_on_our_handler_is_needs_input_with_what_it_asks_hooks_or_none():
+    """issue 35: with setting_sources=[] no hook says what an SDK run asks; our handler does."""
+    run = Run()
+    run.pid("busy", at=1_000)
+    ask = {
+        "questions": [
+            {"question": "Which colour?", "options": [{"label": "Purple"}, {"label": "Amber"}]}
+        ]
+    }
+    run(s.HandlerWaits(at=2_000, session_id=SID, tool_name="AskUserQuestion", tool_input=ask))
+    assert run.state is State.NEEDS_INPUT and run.session.source == "sdk:waiting"
+    assert run.session.question is not None and run.session.question.kind == "question"
+    assert [a.question for a in run.session.question.questions] == ["Which colour?"]
+    run.pid("waiting", at=2_005)
+    assert run.state is State.NEEDS_INPUT and run.session.state_since == 2_000
+    run.pid("busy", at=3_000)  # answered: the CLI goes on
+    assert run.state is State.BUSY and run.session.question is None
+    # an older call (overtaken) changes nothing
+    run(s.HandlerWaits(at=2_500, session_id=SID, tool_name="Bash", tool_input={"command": "x"}))
+    assert run.state is State.BUSY

@@ -515,6 +515,7 @@ SOURCE_LABELS: Mapping[str, str] = {
     "transcript:interrupt": "interrupted",
     "transcript:answer": "finished its turn",
     "transcript:tool-result": "its tool was refused or ran: nothing waits",
+    "sdk:waiting": "waits for your answer (its program asks pmux-widget)",
     "pid:busy": "working",
     "pid:waiting": "waiting for you",
     "pid:idle": "at its prompt",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from . import signals as sig
 from .model import Cause, Session, State
+from .question import question_of
 from .rules_background import stop
 from .rules_files import PidCause, pid_target
+from .summaries import summarize_tool
 from .transitions import StepEdits, because, end, move, named, project_of, track
 
 #: A pane found without Claude within this long of the session's start is not believed (boot
@@ -195,3 +197,22 @@ def on_origin(step: StepEdits, signal: sig.Origin) -> None:
     )
     if t != s.tracking:
         step.put(track(s, t))
+
+
+def on_handler_waits(step: StepEdits, signal: sig.HandlerWaits) -> None:
+    """A call of an SDK run waits on our handler: needs-input with what it asks, hooks or none
+    (with none, the PID file's ``waiting`` says only that something waits). The PID file
+    leaving ``waiting`` ends it, as for any dialog."""
+    s = step.get(signal.session_id)
+    if s is None or s.ended or signal.at < s.tracking.decided_at:
+        return
+    t = s.tracking
+    s = s.replace(
+        current_tool=signal.tool_name or s.current_tool,
+        tool_summary=summarize_tool(signal.tool_name, dict(signal.tool_input)),
+        question=question_of(signal.tool_name, dict(signal.tool_input)),
+        tracking=t.replace(tool_at=max(t.tool_at, signal.at)),
+    )
+    s = move(s, State.NEEDS_INPUT, "sdk:waiting", signal.at)
+    step.put(s)
+    step.notify(s, signal.live)

@@ -58,6 +58,7 @@ __all__ = [
     "ActionTaken",
     "BackgroundGone",
     "Dismiss",
+    "HandlerWaits",
     "HookSignal",
     "HubRestart",
     "InTerminal",
@@ -307,6 +308,16 @@ class InTerminal(Signal):
     session_id: str
     pid: int
     terminal: TerminalLocation | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HandlerWaits(Signal):
+    """An Agent SDK run's permission call waits on our handler (``pmux_widget.can_use_tool``):
+    what it asks, from the call itself (a run with no hooks has no PermissionRequest)."""
+
+    session_id: str
+    tool_name: str
+    tool_input: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -32,6 +32,7 @@ from .rules_process import (
     UNKNOWN_TIMEOUT_MS,
     on_action,
     on_dismiss,
+    on_handler_waits,
     on_in_terminal,
     on_locate,
     on_origin,
@@ -99,6 +100,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_background_gone(step, signal)
         case sig.Origin():
             on_origin(step, signal)
+        case sig.HandlerWaits():
+            on_handler_waits(step, signal)
     return step.finish()
 
 

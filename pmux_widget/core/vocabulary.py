@@ -101,6 +101,7 @@ Cause = Literal[
     "transcript:interrupt",
     "transcript:answer",
     "transcript:tool-result",
+    "sdk:waiting",
     "process:gone",
     "poll:stale-busy",
     "poll:unknown-timeout",

@@ -125,9 +125,15 @@ class Decisions:
     """A hub's waiting calls (thread-safe: registered from the hub's loop or the program's,
     resolved from whatever thread acts)."""
 
-    def __init__(self, home: PmuxHome, port: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        home: PmuxHome,
+        port: Callable[[], int],
+        on_wait: Callable[[Pending], None] | None = None,
+    ) -> None:
         self.home = home
         self._port = port
+        self._on_wait = on_wait  # the hub: the row says what waits, hooks or none
         self._lock = threading.Lock()
         self._pending: dict[str, list[Pending]] = {}
         self._closed = False
@@ -145,6 +151,8 @@ class Decisions:
                 raise HubGone("the hub stopped")
             self._pending.setdefault(session_id, []).append(pending)
         self._publish(pending)
+        if self._on_wait is not None:
+            self._on_wait(pending)
         return pending
 
     def waiting(self, session_id: str) -> Pending | None:

@@ -34,6 +34,7 @@ from pmux_widget.core.model import ActionName, Change, Session, Transition
 from pmux_widget.core.signals import (
     ActionTaken,
     Dismiss,
+    HandlerWaits,
     HookSignal,
     Origin,
     PidFile,
@@ -50,7 +51,7 @@ from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.programs import program_of
 
 from .boot import named_hook, replay_spool, restore
-from .decisions import Decisions
+from .decisions import Decisions, Pending
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
@@ -116,7 +117,7 @@ class Hub:
         self._startup_error: BaseException | None = None
         self._lock = threading.Lock()
         #: Agent SDK permission calls waiting on our handler (runtime.decisions)
-        self.decisions = Decisions(self.home, lambda: self.port)
+        self.decisions = Decisions(self.home, lambda: self.port, self._call_waits)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -352,6 +353,17 @@ class Hub:
             self._entry_cache.clear()
         self._entry_cache[sid] = entry
         return entry
+
+    def _call_waits(self, pending: Pending) -> None:
+        """A call registered (any thread): its row says what it asks, from the call itself."""
+        signal = HandlerWaits(
+            at=now_ms(),
+            session_id=pending.session_id,
+            tool_name=pending.tool_name,
+            tool_input=pending.tool_input,
+        )
+        with contextlib.suppress(RuntimeError, AssertionError):  # (a hub stopping)
+            self.submit(signal)
 
     def _origin(self, session_id: str, pid: int) -> None:
         """An Agent SDK run's program (its CLI's parent) and, for a notebook's kernel, the

@@ -493,3 +493,34 @@ def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk
         requests.delete(
             jupyter.url(f"api/kernels/{kernel_id}"), headers=jupyter.headers(), timeout=30
         )
+
+
+def test_with_no_hooks_the_handler_says_what_waits_and_the_answer_reaches_it(
+    sdk_env, own_hub, scripted_model
+):
+    """setting_sources=[]: no hook at all (agent-sdk.md 1b); the row still asks the question,
+    from the call our handler holds, and the answer reaches it."""
+    env, _ = sdk_env
+    scripted_model.scenarios.insert(0, ASK_COLOUR)
+    options = sdk_options(env, can_use_tool=pmux_widget.can_use_tool, setting_sources=[])
+    run = SdkRun("please ask me the colour", options).start()
+    sid, _ = _waiting(own_hub, run)
+    row = own_hub.fleet[sid]
+    assert not row.hooked
+    assert row.source == "sdk:waiting"
+    assert row.question is not None and row.question.kind == "question"
+    decisions.answer(
+        own_hub,
+        row,
+        "answer",  # type: ignore[arg-type]
+        options=["Purple", "busy"],
+        token=dialog_token(row),
+        shown=dialog_token(own_hub.fleet[sid]),
+    )
+    run.wait(60)
+    assert run.result.permission_denials == []
+    [result] = [r for r in _tool_results(env, sid) if "answered" in r]
+    assert '"Which colour should the status badge use?"="Purple"' in result
+    wait_until(
+        lambda: own_hub.fleet[sid].state is not State.NEEDS_INPUT, 15, what="the row to move on"
+    )
