@@ -76,9 +76,9 @@ def test_answers_map_labels_to_their_questions():
     assert other.updated_input is not None
     assert other.updated_input["answers"]["Which colour?"] == "Teal"
     for options, text, words in [
-        (["Green"], None, "in no question"),
-        (["Purple", "Amber"], None, "takes one option"),
-        (["Amber"], None, "no answer for 'Which states"),
+        (["Green"], None, "is not an option"),
+        (["Purple", "Amber"], None, "takes one answer"),
+        (["Amber"], None, "'Which states.' is not answered"),
         ([], "Teal", "exactly one question"),
     ]:
         with pytest.raises(ActionError, match=words):

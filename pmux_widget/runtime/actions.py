@@ -131,7 +131,16 @@ def act(
     # An Agent SDK run whose permission call waits on our handler: no keys, the call is
     # resolved (runtime.decisions); None when no call of ours waits for this session.
     decided = decisions.answer(
-        view, session, name, text=text, token=token, shown=dialog_token(session), record=record
+        view,
+        session,
+        name,
+        text=text,
+        options=options,
+        answers=answers,
+        mode=mode,
+        token=token,
+        shown=dialog_token(session),
+        record=record,
     )
     if decided is not None:
         return decided

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pmux_widget.core.model import ActionName, Session, State
-from pmux_widget.core.question import Question, question_of
+from pmux_widget.core.question import AnswerRefused, Question, question_of, resolve_answer
 from pmux_widget.core.summaries import summarize_tool
 from pmux_widget.system import processes
 from pmux_widget.system.files import atomic_write
@@ -288,6 +288,7 @@ def decision_for(
     *,
     text: str | None = None,
     options: Sequence[str] | None = None,
+    answers: Mapping[str, Sequence[str]] | None = None,
     mode: str | None = None,
     where: str | None = None,
 ) -> Decision:
@@ -305,39 +306,29 @@ def decision_for(
     if action == "interrupt":
         return Decision("deny", message=f"Interrupted by {by}", interrupt=True, by=by)
     if action == "answer":
-        answers = _answers(question, options or (), text)
-        return Decision("allow", updated_input={**pending.tool_input, "answers": answers}, by=by)
+        said = _answers(question, options or (), answers, text)
+        return Decision("allow", updated_input={**pending.tool_input, "answers": said}, by=by)
     raise ActionError(f"{action} does not answer a waiting permission call")
 
 
-def _answers(question: Question, labels: Sequence[str], text: str | None) -> dict[str, str]:
+def _answers(
+    question: Question,
+    labels: Sequence[str],
+    answers: Mapping[str, Sequence[str]] | None,
+    text: str | None,
+) -> dict[str, str]:
     """AskUserQuestion's ``answers``: question text → the chosen label (several: joined with
-    ", ", as the CLI's own dialog does), or the free text ("Other") of a single question."""
-    asks = question.questions
-    if not asks:
-        raise ActionError("the waiting call asks no question to answer")
-    chosen: dict[str, list[str]] = {}
-    for label in labels:
-        where = [a for a in asks if label in a.labels]
-        if len(where) != 1:
-            known = "; ".join(f"{a.question}: {', '.join(a.labels)}" for a in asks)
-            problem = "is in no question" if not where else "is in several questions"
-            raise ActionError(f"option {label!r} {problem} ({known})")
-        ask = where[0]
-        picked = chosen.setdefault(ask.question, [])
-        if picked and not ask.multi_select:
-            raise ActionError(f"{ask.question!r} takes one option, not {picked[0]!r} and {label!r}")
-        picked.append(label)
-    free = text.strip() if text and text.strip() else None
-    if free is not None:
-        open_asks = [a for a in asks if a.question not in chosen]
-        if len(open_asks) != 1:
-            raise ActionError("a free-text answer needs exactly one question left unanswered")
-        chosen[open_asks[0].question] = [free]
-    missing = [a.question for a in asks if a.question not in chosen]
-    if missing:
-        raise ActionError(f"no answer for {', '.join(repr(q) for q in missing)}")
-    return {q: ", ".join(picked) for q, picked in chosen.items()}
+    ", ", which the CLI passes on to the model as it is, recorded on 2.1.337), or the free
+    text ("Other"). What was said is placed by core.question.resolve_answer's one rule."""
+    try:
+        said = resolve_answer(question, labels, answers, text)
+    except AnswerRefused as refused:
+        raise ActionError(str(refused)) from None
+    out = {}
+    for asked, chosen in said.choices:
+        other = said.text_for(asked)
+        out[asked] = ", ".join([*chosen, *([other] if other else [])])
+    return out
 
 
 # ---------------------------------------------------------------------------- act()'s branch
@@ -350,6 +341,7 @@ def answer(
     *,
     text: str | None = None,
     options: Sequence[str] | None = None,
+    answers: Mapping[str, Sequence[str]] | None = None,
     mode: str | None = None,
     token: str | None = None,
     shown: str | None = None,
@@ -363,7 +355,7 @@ def answer(
     registry = getattr(view, "decisions", None)
     pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
     if pending is None:
-        return _forward(view, session, action, text, options, mode, token)
+        return _forward(view, session, action, text, _labels(options, answers), mode, token)
     if session.state is not State.NEEDS_INPUT:
         raise ActionError(
             f"{session.name} is {session.state.value}: its permission call is not shown yet"
@@ -372,13 +364,21 @@ def answer(
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
     if session.tool_summary and pending.summary and session.tool_summary != pending.summary:
         raise ActionError(f"{session.name} shows another question than the call that waits")
-    decision = decision_for(pending, action, text=text, options=options, mode=mode)
+    decision = decision_for(pending, action, text=text, options=options, answers=answers, mode=mode)
     assert isinstance(registry, Decisions)
     if record is not None:  # before the CLI can react, as typed answers are recorded
         record(session.session_id, action)
     if not registry.resolve(pending, decision):
         raise ActionError(f"{session.name}: that call was answered already")
     return ActionResult(session.session_id, action, ())
+
+
+def _labels(
+    options: Sequence[str] | None, answers: Mapping[str, Sequence[str]] | None
+) -> list[str] | None:
+    """Over HTTP a mapping travels as its labels ("options"), placed by label again there."""
+    labels = [*(options or ()), *(label for chosen in (answers or {}).values() for label in chosen)]
+    return labels or None
 
 
 def _forward(

@@ -200,17 +200,17 @@ def test_a_question_is_answered_with_its_options(sdk_env, own_hub, scripted_mode
         "Which colour should the status badge use?",
         "Which states get a badge?",
     ]
-    with pytest.raises(ActionError, match="takes one option"):
-        decisions.answer(own_hub, row, "answer", options=["Purple", "Amber"])  # type: ignore[arg-type]
+    with pytest.raises(ActionError, match="takes one answer"):
+        act(own_hub, sid, "answer", options=["Purple", "Amber"])
     with pytest.raises(ActionError, match="answer it with one of its options"):
         act(own_hub, sid, "approve")
-    decisions.answer(  # (act(..., "answer", options=...) once the answer action lands)
+    act(
         own_hub,
-        row,
+        sid,
         "answer",
         options=["Amber", "needs-input", "review"],
         token=dialog_token(row),
-        shown=dialog_token(own_hub.fleet[sid]),
+        record=own_hub.record_action,
     )
     run.wait(60)
     assert run.result.permission_denials == []
@@ -509,14 +509,7 @@ def test_with_no_hooks_the_handler_says_what_waits_and_the_answer_reaches_it(
     assert not row.hooked
     assert row.source == "sdk:waiting"
     assert row.question is not None and row.question.kind == "question"
-    decisions.answer(
-        own_hub,
-        row,
-        "answer",  # type: ignore[arg-type]
-        options=["Purple", "busy"],
-        token=dialog_token(row),
-        shown=dialog_token(own_hub.fleet[sid]),
-    )
+    pmux_widget.session(sid).answer("Purple", "busy")  # Session.answer, by label
     run.wait(60)
     assert run.result.permission_denials == []
     [result] = [r for r in _tool_results(env, sid) if "answered" in r]
