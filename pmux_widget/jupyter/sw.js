@@ -98,10 +98,15 @@ async function answer(notification, action) {
   } catch (e) {
     reason = 'the server is not reachable';
   }
-  notification.close();
-  if (status === 202) return;
+  if (status === 202) {
+    notification.close();
+    return;
+  }
   // The server also pushes "Not answered" for a refusal; this one says it at once, and also
-  // when the server could not be reached. Nothing was typed.
+  // when the server could not be reached. Nothing was typed. It replaces the notification
+  // through its tag, with no close() first: Chromium closes by the tag's id, and a close then
+  // a show let a getNotifications() running between them (the panel's, another worker event's)
+  // drop the new one from its store as "no longer displayed" (shown, but never listed again).
   await self.registration.showNotification('Not answered', {
     body: reason,
     tag: notification.tag,

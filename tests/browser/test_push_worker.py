@@ -39,9 +39,9 @@ def served(tmp_path: Path) -> Iterator[LabServer]:
     except LabUnavailable as exc:
         _unavailable(str(exc))
     # under a JupyterHub-like base_url: the worker's scope and routes follow it
-    server = LabServer(tmp_path, base_url=BASE, lab=True).start()
-    try:
-        yield server
+    server = LabServer(tmp_path, base_url=BASE, lab=True)
+    try:  # a server that did not answer in time is stopped too (else it loads the machine)
+        yield server.start()
     finally:
         server.stop()
 
@@ -206,16 +206,62 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             expected = ["approve", "deny", "open"] if max_actions >= 3 else ["approve", "deny"]
             assert with_buttons[0]["actions"] == expected
             assert with_buttons[0]["data"]["token"] == "not-a-real-token"
+            worker.evaluate(TRACE)
             worker.evaluate(click, [SID, "approve"])
+
+            def why() -> str:
+                try:
+                    trace = worker.evaluate("self.__pmuxTrace || 'no trace: a new worker'")
+                except Exception as exc:  # the worker is gone
+                    trace = repr(exc)
+                answered = [ln for ln in served.log().splitlines() if "push/answer" in ln]
+                return (
+                    f"the refusal: {shown()}; the worker did: {trace}; the server's log of "
+                    f"the answer route: {answered}; the worker's versions: {versions}"
+                )
+
             refused = wait_until(
-                lambda: [n for n in shown() if n["title"] == "Not answered"],
-                30,
-                what=lambda: f"the refusal: {shown()}",
+                lambda: [n for n in shown() if n["title"] == "Not answered"], 30, what=why
             )
             assert refused[0]["body"] == "unknown token" and refused[0]["tag"] == SID
             assert refused[0]["actions"] == [] and refused[0]["data"]["token"] == ""
+            # replaced through its tag, never closed first: a close then a show of the same tag
+            # let a getNotifications() between them (this test's polls) drop the new one from
+            # Chromium's store (8 of 200 cycles, and the 30 s timeouts of issue 37)
+            trace = worker.evaluate("self.__pmuxTrace")
+            assert not [step for step in trace if " ms close " in step], trace
         finally:
             browser.close()
+
+
+#: What the worker does between a button's click and its refusal, each step with its time
+#: (ms since the click), kept in the worker for a failure's report.
+TRACE = """() => {
+  const log = self.__pmuxTrace = [];
+  const t0 = performance.now();
+  const note = (what) => log.push(`${Math.round(performance.now() - t0)} ms ${what}`);
+  const realFetch = self.fetch;
+  self.fetch = async (...args) => {
+    note(`fetch ${args[0]}`);
+    try {
+      const r = await realFetch(...args);
+      note(`fetch answered ${r.status}`);
+      return r;
+    } catch (e) { note(`fetch failed ${e}`); throw e; }
+  };
+  const realClose = Notification.prototype.close;
+  Notification.prototype.close = function () { note(`close ${this.title}`);
+                                               return realClose.call(this); };
+  const realShow = ServiceWorkerRegistration.prototype.showNotification;
+  ServiceWorkerRegistration.prototype.showNotification = async function (title, options) {
+    note(`show ${title}`);
+    try {
+      await realShow.call(this, title, options);
+      const now = await this.getNotifications();
+      note(`shown; the worker sees ${JSON.stringify(now.map(n => n.title))}`);
+    } catch (e) { note(`show failed ${e}`); throw e; }
+  };
+}"""
 
 
 STUB = """(sub) => {
@@ -253,9 +299,11 @@ def test_the_panel_subscribes_reports_presence_and_opens_on_the_row(
     notify_settings(pmux.root, cooldown_s=0, looking_s=1, actions=True)
     env = {"PMUX_WIDGET_HOME": str(pmux.root), "CLAUDE_CONFIG_DIR": str(claude),
            "PMUX_WIDGET_NOTIFY_DELAY": "0"}  # fmt: skip
-    lab = Lab(tmp_path / "lab", extension=True, env=env).start()
-    push = PushService().start()
+    lab = Lab(tmp_path / "lab", extension=True, env=env)
+    push = PushService()
     try:
+        lab.start()
+        push.start()
         hooks = Hooks(SimpleNamespace(claude=claude, pmux=pmux, env={**os.environ, **env}))  # type: ignore[arg-type]
         hooks.fire("UserPromptSubmit", SID, prompt="deploy it")
         phone = push.browser("lab-page")
@@ -367,8 +415,8 @@ def test_the_panel_says_why_push_is_off_on_an_insecure_page(
     link = tmp_path / "jupyter-data" / "labextensions" / "pmux-widget"
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(built, target_is_directory=True)
-    server.start()
     try:
+        server.start()
         with nullcontext(playwright_sync) as playwright:
             # pmux.test is this machine, but not a name the browser trusts as local
             args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP pmux.test 127.0.0.1"]
