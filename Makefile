@@ -85,7 +85,7 @@ bench: install js
 stress: install js
 	PMUX_STRESS=1 PMUX_SETTINGS_EXAMPLES=3000 $(VENV)/bin/pytest tests/test_reliability.py \
 		tests/test_hooks_install.py tests/test_server.py tests/test_transcript.py tests/test_http_fuzz.py \
-		tests/test_notify_once_stress.py \
+		tests/test_notify_once_stress.py tests/test_notify_once_hubs.py \
 		$(PYTEST_ARGS)
 
 # The release files: the sdist carries the built front-ends, so the wheel built from it (what

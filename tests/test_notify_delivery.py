@@ -286,6 +286,50 @@ def test_a_message_the_service_got_but_did_not_answer_in_time_is_not_sent_again(
     outbox.stop()
 
 
+def test_a_read_timeout_is_not_sent_again_when_another_channel_finished_meanwhile(
+    tmp_path: Any,
+) -> None:
+    """Two channels' senders at once (issue 37: two json:// channels, the first one's review
+    POSTed twice): one sends first, the other sends and gets no answer in time; the first one's
+    send ends in between. The late one is still "may have been delivered", never sent again.
+    (Before: Apprise's log capture of the first send turned DEBUG off as it ended, so the
+    read timeout, said at DEBUG only, looked like a refusal and was tried again.)"""
+    import threading
+
+    from pmux_widget.notify.sends import channel_delivery
+
+    first_in, second_in = threading.Event(), threading.Event()
+
+    def hold_first(req: Any) -> None:
+        # the first channel answers only once the second one's request arrived: the second
+        # send is under way when the first one ends
+        if req.path == "/first":
+            first_in.set()
+            assert second_in.wait(30), "the second channel's request never came"
+        else:
+            second_in.set()
+
+    http = Recorder(inspect=hold_first, delay={"/second": 4.0}).start()
+    try:
+        home = PmuxHome(tmp_path / "h").ensure()
+        outbox = Outbox(home, tries=3, backoff=(0.01,))
+        payload = {"title": "Done · acme-api", "body": "ok", "url": ""}
+        first = Channel(f"json://127.0.0.1:{http.port}/first")
+        second = Channel(f"json://127.0.0.1:{http.port}/second")
+        outbox.submit(channel_delivery(first, payload, priority="normal", link_base="",
+                                       timeout=20))  # fmt: skip
+        assert first_in.wait(30), "the first channel's request never came"
+        outbox.submit(channel_delivery(second, payload, priority="normal", link_base="",
+                                       timeout=2))  # fmt: skip
+        assert outbox.wait_idle(60)
+        assert http.count("/first") == 1
+        assert http.count("/second") == 1, "a message the service got was sent again"
+        assert "may have been delivered" in read_health(home)[second.dest]["last_error"]
+        outbox.stop()
+    finally:
+        http.stop()
+
+
 # ------------------------------------------------------------------------------ payload
 
 

@@ -97,16 +97,59 @@ def send_channel(
         obj.click = click
     notify_type = apprise.NotifyType.WARNING if priority == "high" else apprise.NotifyType.INFO
     # DEBUG: Apprise says only there why a request failed (a refusal, or no answer in time)
-    with contained_logs(), apprise.LogCapture(level=logging.DEBUG) as captured:
+    with contained_logs(), _apprise_lines() as records:
         ok = obj.notify(body=body or title, title=title, notify_type=notify_type)
     if not ok:
-        lines = captured.getvalue().strip().splitlines()
-        said = [ln for ln in lines if " - WARNING - " in ln or " - ERROR - " in ln] or lines
-        reason = said[-1].split(" - ", 2)[-1] if said else "the service refused the message"
+        said = [r for r in records if r.levelno >= logging.WARNING] or records
+        reason = said[-1].getMessage() if said else "the service refused the message"
         reason = scrub(reason, url)[:300]
-        if any(marker in ln for ln in lines for marker in _NO_ANSWER):
+        if any(marker in r.getMessage() for r in records for marker in _NO_ANSWER):
             raise ChannelMaybeSent(f"no answer in {timeout:g} s: {reason}")
         raise ChannelError(reason)
+
+
+class _ThreadRecords(logging.Handler):
+    """The records one thread logs (every channel's sender thread logs to Apprise's one
+    logger at once)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.thread = threading.get_ident()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.records.append(record)
+
+
+_debugging = 0
+_saved_level = logging.NOTSET
+
+
+@contextlib.contextmanager
+def _apprise_lines() -> Iterator[list[logging.LogRecord]]:
+    """What Apprise logs on this thread meanwhile, DEBUG included. Apprise's logger is at
+    DEBUG while any send runs, back to its level after the last one: ``apprise.LogCapture``
+    restores the level it found when its own block ends, so a channel whose send ended first
+    turned DEBUG off under another one still waiting for its answer; that one's read timeout
+    (said at DEBUG only) then looked like a refusal and was sent again: two identical POSTs."""
+    global _debugging, _saved_level
+    logger = logging.getLogger("apprise")
+    handler = _ThreadRecords()
+    with _propagating:
+        if _debugging == 0:
+            _saved_level = logger.level
+            logger.setLevel(logging.DEBUG)
+        _debugging += 1
+        logger.addHandler(handler)
+    try:
+        yield handler.records
+    finally:
+        with _propagating:
+            logger.removeHandler(handler)
+            _debugging -= 1
+            if _debugging == 0:
+                logger.setLevel(_saved_level)
 
 
 def _with_open_button(url: str, click: str) -> str:
