@@ -303,3 +303,25 @@ def test_a_channel_links_to_the_sessions_row_only_where_a_phone_can_reach_it(
     headers = http.requests[1].headers
     assert headers.get("x-click") == row, headers
     assert headers.get("x-actions") == f"view, Open, {row}, clear=true", headers
+
+
+def test_a_channel_added_within_one_tick_of_the_last_write_is_seen(homes: Any) -> None:
+    """A running hub re-reads notify.json when it is a new file: a second write within one
+    tick of the file system's clock (the same mtime) still brings its channel."""
+    from pmux_widget.notify.config import NotifyConfig, config_path
+
+    notifier = Notifier(homes.pmux, host="devbox")
+    try:
+        first, second = Channel("json://127.0.0.1:9/first"), Channel("json://127.0.0.1:9/second")
+        with edit_config(homes.pmux) as box:
+            box[0] = NotifyConfig((first,), box[0].settings)
+        notifier._refresh()  # what each transition does before it decides
+        assert notifier._dests("review", "p", "devbox") == [first.dest]
+        stamp = config_path(homes.pmux).stat().st_mtime_ns
+        with edit_config(homes.pmux) as box:
+            box[0] = NotifyConfig((first, second), box[0].settings)
+        os.utime(config_path(homes.pmux), ns=(stamp, stamp))  # the same tick
+        notifier._refresh()
+        assert notifier._dests("review", "p", "devbox") == [first.dest, second.dest]
+    finally:
+        notifier.stop_sync()

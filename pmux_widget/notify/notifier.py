@@ -139,7 +139,7 @@ class Notifier:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
-        self._config_stamp: tuple[float, float] | None = None
+        self._config_stamp: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
         self._channels: tuple[Channel, ...] = ()
         self._settings = NotifySettings()
         self._subs: list[webpush.Subscription] = []
@@ -270,14 +270,17 @@ class Notifier:
         self.ready.set()
 
     def _refresh(self) -> None:
-        """Re-read notify.json and the subscriptions when they changed (a stat each)."""
+        """Re-read notify.json and the subscriptions when they changed (a stat each). A
+        change is a new file (each write replaces it: a new inode), not only a new mtime: two
+        writes within one tick of the file system's clock have the same one."""
         stamps = []
         for path in (config_path(self.home), webpush.push_dir(self.home) / "subscriptions.json"):
             try:
-                stamps.append(path.stat().st_mtime_ns)
+                st = path.stat()
+                stamps.append((st.st_ino, st.st_mtime_ns, st.st_size))
             except OSError:
-                stamps.append(0)
-        stamp = (float(stamps[0]), float(stamps[1]))
+                stamps.append((0, 0, 0))
+        stamp = (stamps[0], stamps[1])
         if stamp == self._config_stamp:
             return
         try:
