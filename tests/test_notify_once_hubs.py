@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from pmux_widget.notify.delivery import failing, read_health
 
 from .helpers import wait_until
 from .jupyter_ext import Hooks, LabServer
-from .notify_servers import Recorder
+from .notify_servers import Recorder, Request
 
 STRESS = os.environ.get("PMUX_STRESS") == "1"
 ITERATIONS = int(os.environ.get("PMUX_ONCE_HUBS_ITERATIONS") or (100 if STRESS else 2))
@@ -76,17 +77,28 @@ def one_run(tmp: Path, http: Recorder, n: int) -> None:
     """Run ``n``: the first channel is added before ``serve`` starts on odd runs (then both
     hubs run a notifier), once both run on even ones (then ``serve`` runs none: nothing was
     configured when it started); the second channel always once both run. Every fourth run
-    the first channel answers after the hubs stopped waiting (a slow service on a loaded
-    machine): the message may have arrived, so it is never sent again."""
+    the second channel answers after the hubs stopped waiting (a slow service on a loaded
+    machine), while the first one's send ends: the message may have arrived, so it is never
+    sent again."""
     sid = f"6c1d0a9e-0000-4000-8000-{n:012d}"
     server = LabServer(tmp, env={"PMUX_WIDGET_NOTIFY_DELAY": "0"}, args=(ONLY_OURS,))
     env = server.env
     first, second = f"/{n}/first", f"/{n}/second"
-    # every fourth run, the first channel answers too late: its sender must not send it again
-    # while the second channel's sends come and go (issue 37)
+    # every fourth run, the second channel answers too late, and the first one only once the
+    # second one's request came (so the first send ends while the second waits): the late one
+    # is never sent again (issue 37)
     slow = n % 4 == 3
     if slow:
-        http.delay[first] = 12.0
+        http.delay[second] = 12.0
+        second_in = threading.Event()
+
+        def gate(req: Request) -> None:
+            if req.path == first:
+                second_in.wait(60)
+            elif req.path == second:
+                second_in.set()
+
+        http.inspect = gate
     _cli(env, "notify", "settings", "cooldown_s=0")
     if n % 2:
         _cli(env, "notify", "add", f"json://127.0.0.1:{http.port}{first}")
@@ -108,7 +120,7 @@ def one_run(tmp: Path, http: Recorder, n: int) -> None:
         hooks.fire("Stop", sid)
         wait_until(lambda: http.count(first) and http.count(second), 60, what="the review")
         if slow:  # its sender gave up waiting for the answer (a hub's timeout is 10 s)
-            marker = f":{http.port}{first}?"  # in the channel's masked name
+            marker = f":{http.port}{second}?"  # in the channel's masked name
             wait_until(
                 lambda: [e for e in failing(server.pmux) if marker in str(e.get("label"))],
                 60,
@@ -118,6 +130,7 @@ def one_run(tmp: Path, http: Recorder, n: int) -> None:
         # a clean stop lets each hub's senders finish what they queued
         _stop(serve)
         server.stop()
+        http.inspect = None
     got = {path: [r.json()["title"] for r in http.requests if r.path == path]
            for path in (first, second)}  # fmt: skip
     assert got == {first: ["Done · acme-api"], second: ["Done · acme-api"]}, (
