@@ -54,7 +54,7 @@ def redeem(  # type: ignore[no-untyped-def]
         host=host,
         device="pixel",
         session_of=lambda sid: current if sid == current.session_id else None,
-        act=lambda sid, name: typed.append((sid, name)),
+        act=lambda sid, name, _: typed.append((sid, name)),
         now=now,
     )
 
@@ -100,7 +100,7 @@ def test_bad_action_and_unknown_token(tokens: AnswerTokens) -> None:
 def test_a_refused_action_spends_the_token_and_says_why(tokens: AnswerTokens) -> None:
     token = tokens.issue("h", dialog(), T0)
 
-    def refuse(sid: str, name: str) -> None:
+    def refuse(sid: str, name: str, options: tuple[str, ...]) -> None:
         raise RuntimeError("the screen shows no dialog")
 
     result = tokens.answer(token, "approve", host="h", device="pixel",

@@ -252,7 +252,7 @@ def test_opted_in_actions_carry_a_token_the_hub_redeems_once(
     def answer() -> Any:
         return notifier(hub).answers.answer(
             pushed["token"], "approve", host=hub.host_name, device="phone",
-            session_of=hub.fleet.get, act=lambda sid, a: typed.append((sid, a)), now=now_ms(),
+            session_of=hub.fleet.get, act=lambda sid, a, _: typed.append((sid, a)), now=now_ms(),
         )  # fmt: skip
 
     assert answer().status == 202 and typed == [("s-1", "approve")]

@@ -6,7 +6,8 @@ server's ``base_url``, each behind Jupyter's authentication (403 without) except
   ``PushSubscription`` JSON (201) / forget one by ``endpoint`` (or its ``push:…`` id)
 - ``POST pmux/api/push/presence``: what a page's panel shows and whether someone uses it
   (a session someone looks at is not pushed)
-- ``POST pmux/api/push/answer``: Allow once / Deny from a notification (its single-use token)
+- ``POST pmux/api/push/answer``: Allow once / Deny, a plan's Approve / Keep planning or a
+  question's option from a notification (its single-use token)
 - ``GET pmux/api/notify``: channels (masked), browsers, their health, the remote answers
 - ``GET pmux/sw.js``: the service worker (a JupyterHandler: an APIHandler's CSP would
   forbid it), the one public route: a static script a browser must fetch without Jupyter's
@@ -234,7 +235,8 @@ class PresenceHandler(_PushBase):
 
 
 class AnswerHandler(_PushBase):
-    """``{"token", "action": "approve"|"deny", "endpoint"?}`` from the service worker: the
+    """``{"token", "action": "approve"|"deny"|"answer", "option"?, "endpoint"?}`` from the
+    service worker (``option``: the label of a question's option button): the
     token's checks (``notify.answers``), then the same checks as every action before a key is
     typed (``runtime.actions.act``). 202 answered; 400; 404 unknown token; 409 used, answered
     meanwhile or refused; 410 expired. A refusal replaces the notification with why.
@@ -259,8 +261,18 @@ class AnswerHandler(_PushBase):
         if data is None:
             return
         token, action, endpoint = data.get("token"), data.get("action"), data.get("endpoint")
-        if not (isinstance(token, str) and token and isinstance(action, str)):
-            self.fail(400, 'body must be {"token": "...", "action": "approve" | "deny"}')
+        option = data.get("option")
+        if not (
+            isinstance(token, str)
+            and token
+            and isinstance(action, str)
+            and (option is None or isinstance(option, str))
+        ):
+            self.fail(
+                400,
+                'body must be {"token": "...", "action": "approve" | "deny" | "answer", '
+                '"option"?: "<label>"}',
+            )
             return
         agent = _device_of(self.request.headers.get("User-Agent", ""))
 
@@ -280,6 +292,7 @@ class AnswerHandler(_PushBase):
                 session_of=hub.fleet.get,
                 act=answer_from(hub, device, hub.record_action),  # re-checks the screen
                 now=now_ms(),
+                option=option,
             )
             if result.status in (409, 410) and result.session_id:
                 title = "Not answered"

@@ -4,7 +4,8 @@
  * push: a message {title, body, session_id, state, host, url, tag[, actions, token]}
  *   (docs/notifications.md) becomes a notification tagged with the session id, so a newer
  *   state replaces the older one; state "answered" closes it instead.
- * notificationclick: Allow once / Deny post the token to pmux/api/push/answer (the server
+ * notificationclick: Allow once / Deny (a plan's Approve / Keep planning), or a question's
+ *   option (its label as "option"), post the token to pmux/api/push/answer (the server
  *   re-checks the dialog before typing; a refusal replaces the notification with why);
  *   a click elsewhere (or Open) focuses an open JupyterLab page of this server and tells it
  *   the session (postMessage {type: "pmux-session", session_id}), or opens the payload's url.
@@ -53,15 +54,22 @@ async function show(msg) {
       url: String(msg.url || BASE + 'lab'),
       token: typeof msg.token === 'string' ? msg.token : '',
       title: String(msg.title || ''),
+      choices: {},
     },
   };
   if (Array.isArray(msg.actions) && msg.token) {
     let actions = msg.actions
       .filter((a) => a && typeof a.action === 'string' && typeof a.title === 'string')
-      .map((a) => ({ action: a.action, title: a.title }));
+    for (const a of actions) {
+      if (typeof a.option === 'string') options.data.choices[a.action] = a.option;
+    }
+    actions = actions.map((a) => ({ action: a.action, title: a.title }));
     // Chromium shows at most Notification.maxActions (2) buttons: then "Open" goes, as a
-    // click on the notification itself opens the session anyway
+    // click on the notification itself opens the session anyway; a question's options show
+    // all or none (some of them would hide the others: a click opens its row instead)
     const max = (self.Notification && self.Notification.maxActions) || actions.length;
+    const choices = Object.keys(options.data.choices).length;
+    if (choices > max) actions = [];
     if (actions.length > max) actions = actions.filter((a) => a.action !== 'open');
     options.actions = actions.slice(0, max);
   }
@@ -73,7 +81,7 @@ self.addEventListener('push', (event) => {
   if (msg) event.waitUntil(show(msg));
 });
 
-async function answer(notification, action) {
+async function answer(notification, action, option) {
   const data = notification.data || {};
   let endpoint = '';
   try {
@@ -90,7 +98,7 @@ async function answer(notification, action) {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token: data.token, action, endpoint }),
+      body: JSON.stringify({ token: data.token, action, option, endpoint }),
     });
     status = response.status;
     const body = await response.json().catch(() => ({}));
@@ -139,6 +147,11 @@ self.addEventListener('notificationclick', (event) => {
   const data = notification.data || {};
   if ((event.action === 'approve' || event.action === 'deny') && data.token) {
     event.waitUntil(answer(notification, event.action));
+    return;
+  }
+  const choice = (data.choices || {})[event.action];
+  if (typeof choice === 'string' && data.token) {
+    event.waitUntil(answer(notification, 'answer', choice));
     return;
   }
   notification.close();

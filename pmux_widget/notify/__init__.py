@@ -16,9 +16,9 @@ n.subscribe(push_subscription_json, device)     # POST pmux/api/push/subscriptio
 n.unsubscribe(endpoint)                         # DELETE the same
 n.devices()                                     # the panel's list (no keys)
 n.report_presence(device, shown_session_ids, visible=..., focused=..., input_at=ms)
-n.answers.answer(token, "approve"|"deny", host=n.host, device=..., session_of=
-    hub.fleet.get, act=lambda sid, a: runtime.actions.act(hub, sid, a,
-    record=hub.record_action), now=ms)          # POST pmux/act/<token>: .status, .reason
+n.answers.answer(token, "approve"|"deny"|"answer", host=n.host, device=..., session_of=
+    hub.fleet.get, act=runtime.action_request.answer_from(hub, device,
+    hub.record_action), now=ms, option=label)   # POST pmux/api/push/answer: .status, .reason
 n.update_notification(sid, title, body)         # "already answered" after a refusal
 notify.status.overview(home)                    # channels (masked), browsers, health, settings
 notify.config.notify_settings(home, **changes)  # the settings (also pmux_widget.notify_settings)

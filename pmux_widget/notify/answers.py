@@ -1,8 +1,11 @@
-"""Answering a permission dialog from a notification (opt-in: ``actions`` in the settings).
+"""Answering a dialog from a notification (opt-in: ``actions`` in the settings).
 
-A Web Push notification for a dialog carries Allow once / Deny / Open and one token: 128
+A Web Push notification for a dialog carries its buttons (``core.remote_answer``: Allow once /
+Deny / Open, a plan's Approve / Keep planning, a question's options) and one token: 128
 random bits, kept only as a SHA-256 hash, bound to the host, the session and that exact
-dialog (its tool and what it asks), valid 5 minutes, good for one answer. Redeeming it
+dialog (its tool and what it asks: a question's text and options, a plan's text), valid 5
+minutes, good for one answer (an option's button posts its label: one not in that very
+question is refused). Redeeming it
 checks all of that, marks it used in the same statement (so two taps, or two servers, cannot
 both win), re-reads the session, and only then asks the caller to act, which re-checks the
 screen before typing (``runtime.actions.act``). Whatever fails does nothing: the dialog
@@ -13,6 +16,7 @@ Every attempt, accepted or refused, is kept with its device (:meth:`AnswerTokens
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import threading
 from collections.abc import Callable
@@ -21,14 +25,15 @@ from pathlib import Path
 
 from pmux_widget.core.model import Session, State
 from pmux_widget.core.notify_rules import SAME_TRANSITION_MS
+from pmux_widget.core.remote_answer import PHONE_ACTIONS, refusal
 
 from .claims import connect
 
 __all__ = ["ACTIONS", "TOKEN_TTL_MS", "AnswerResult", "AnswerTokens", "dialog_identity"]
 
 TOKEN_TTL_MS = 5 * 60 * 1000
-#: what a phone may answer: one "Yes" (never "Yes, and don't ask again"), or "No"
-ACTIONS = ("approve", "deny")
+#: what a phone may answer: one "Yes" (never "Yes, and don't ask again"), "No", or an option
+ACTIONS = PHONE_ACTIONS
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answer_tokens (
@@ -45,8 +50,12 @@ CREATE TABLE IF NOT EXISTS remote_answers (
 
 def dialog_identity(session: Session) -> str:
     """The dialog a session shows, as a hash of its tool and what it asks (with when it was
-    asked, kept beside it: the same command asked again later is another dialog)."""
+    asked, kept beside it: the same command asked again later is another dialog). A question
+    or a plan is that question (its text and options) or that plan's text."""
     text = f"{session.current_tool or ''}\0{session.tool_summary or session.waiting_for or ''}"
+    asked = session.question
+    if asked is not None and asked.kind != "permission":
+        text += "\0" + json.dumps(asked.to_json(), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -103,13 +112,17 @@ class AnswerTokens:
         host: str,
         device: str,
         session_of: Callable[[str], Session | None],
-        act: Callable[[str, str], None],
+        act: Callable[[str, str, tuple[str, ...]], None],
         now: int,
+        option: str | None = None,
     ) -> AnswerResult:
-        """Redeem ``token`` for ``action``; ``act(session_id, action)`` types the answer (it
-        raises when its own checks refuse). Nothing is typed unless every check passes."""
+        """Redeem ``token`` for ``action`` (``option``: the label an option's button answers);
+        ``act(session_id, action, options)`` types the answer (it raises when its own checks
+        refuse). Nothing is typed unless every check passes. An action or a label that does
+        not fit the dialog (400) does not spend the token."""
         if action not in ACTIONS:
             return AnswerResult(400, f"a phone answers {' or '.join(ACTIONS)} only")
+        said = action if option is None else f"{action}: {option}"
         with self._lock:
             row = self._conn.execute(
                 "SELECT host, session_id, dialog, asked_at, expires_at, used_at FROM answer_tokens"
@@ -120,11 +133,11 @@ class AnswerTokens:
             return AnswerResult(404, "unknown token")
         t_host, sid, dialog, asked_at, expires_at, used_at = row
         if used_at is not None:
-            return self._log(AnswerResult(409, "already used", sid), host, action, device, now)
+            return self._log(AnswerResult(409, "already used", sid), host, said, device, now)
         if now > expires_at:
-            return self._log(AnswerResult(410, "expired", sid), host, action, device, now)
+            return self._log(AnswerResult(410, "expired", sid), host, said, device, now)
         if t_host != host:
-            return self._log(AnswerResult(409, "another host's dialog", sid), host, action,
+            return self._log(AnswerResult(409, "another host's dialog", sid), host, said,
                              device, now)  # fmt: skip
         session = session_of(sid)
         if (
@@ -134,21 +147,24 @@ class AnswerTokens:
             or dialog_identity(session) != dialog
             or abs(session.tracking.asked_at - asked_at) > SAME_TRANSITION_MS
         ):
-            return self._log(AnswerResult(409, "answered meanwhile", sid), host, action, device,
+            return self._log(AnswerResult(409, "answered meanwhile", sid), host, said, device,
                              now)  # fmt: skip
+        wrong = refusal(session.question, action, option)
+        if wrong is not None:
+            return self._log(AnswerResult(400, wrong, sid), host, said, device, now)
         with self._lock:
             cur = self._conn.execute(
                 "UPDATE answer_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL",
                 (now, _hash(token)),
             )
         if cur.rowcount != 1:
-            return self._log(AnswerResult(409, "already used", sid), host, action, device, now)
+            return self._log(AnswerResult(409, "already used", sid), host, said, device, now)
         try:
-            act(sid, action)
+            act(sid, action, () if option is None else (option,))
         except Exception as exc:
             reason = str(getattr(exc, "reason", "") or exc) or "refused"
-            return self._log(AnswerResult(409, reason, sid), host, action, device, now)
-        return self._log(AnswerResult(202, "answered", sid), host, action, device, now)
+            return self._log(AnswerResult(409, reason, sid), host, said, device, now)
+        return self._log(AnswerResult(202, "answered", sid), host, said, device, now)
 
     def _log(
         self, result: AnswerResult, host: str, action: str, device: str, now: int

@@ -40,6 +40,7 @@ from pmux_widget.core.notify_rules import (
     plan,
     ttl_seconds,
 )
+from pmux_widget.core.remote_answer import push_buttons
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
@@ -56,13 +57,6 @@ __all__ = ["Notifier", "find", "notifier_source"]
 log = logging.getLogger(__name__)
 
 _notifiers: dict[int, Notifier] = {}
-
-#: the buttons of a permission dialog's push (never "always allow" from a phone)
-PUSH_ACTIONS = (
-    {"action": "approve", "title": "Allow once"},
-    {"action": "deny", "title": "Deny"},
-    {"action": "open", "title": "Open"},
-)
 
 
 class _HubView(Protocol):
@@ -374,8 +368,9 @@ class Notifier:
     def _push_actions(
         self, session: Session, settings: NotifySettings, dests: list[str], now: int
     ) -> dict[str, Any]:
-        """Allow once / Deny / Open and a single-use token, for a permission dialog sent to a
-        browser, when the user opted in (``actions``)."""
+        """A dialog's buttons (``core.remote_answer``: Allow once / Deny / Open, a plan's,
+        a single question's options) and a single-use token, for a push to a browser, when
+        the user opted in (``actions``); none (a tap opens the row) for other questions."""
         if not (
             settings.actions
             and self.answers_here  # another machine's dialog is answered there, not from here
@@ -384,8 +379,11 @@ class Notifier:
             and any(d.startswith("push:") for d in dests)
         ):
             return {}
+        buttons = push_buttons(session.question, words=not (settings.generic or settings.redact))
+        if not buttons:
+            return {}
         token = self.answers.issue(self.host, session, now)
-        return {"actions": list(PUSH_ACTIONS), "token": token}
+        return {"actions": [dict(b) for b in buttons], "token": token}
 
     @property
     def answers(self) -> AnswerTokens:

@@ -2,7 +2,8 @@
 "state", "host", "url", "tag"}``, in the widget's own words (``core.wording``).
 
 Title "Needs you · project" or "Done · project" (and "· host" in a fleet); the body says what
-the dialog asks or how the turn ended, cut at about 120 characters. ``generic`` sends no
+the dialog asks (a question with its options, "plan ready: …": ``core.wording.asks``) or how the
+turn ended, cut at about 120 characters. ``generic`` sends no
 command text and no answer; ``redact`` sends what the fleet's ``--redact`` publishes: the tool's
 name, never its input, the prompt or the answer.
 """
@@ -35,6 +36,10 @@ def _body(session: Session, *, generic: bool, redact: bool) -> str:
         if generic:
             return "A dialog waits for your answer"
         if redact:
+            # a question's or a plan's words are what it asks: the kind only, never the tool
+            kind = session.question.kind if session.question is not None else "permission"
+            if kind != "permission":
+                return "asks a question" if kind == "question" else "plan ready"
             tool = session.current_tool
             return f"asks to use {tool}" if tool else "waits for your answer"
         return asks(session)

@@ -96,15 +96,16 @@ def answer_json(result: ActionResult) -> dict[str, Any]:
 
 def answer_from(
     view: SessionsView, device: str, record: Callable[..., None]
-) -> Callable[[str, str], None]:
+) -> Callable[[str, str, tuple[str, ...]], None]:
     """How a remote answer types (a phone's notification: ``notify.answers`` calls it once its
-    token holds): :func:`act` with every check, and the history's source names the device
-    (``record(session_id, action, origin=...)``: ``action:approve@Pixel 8 (notification)``)."""
+    token holds, with the option's label for a question): :func:`act` with every check, and
+    the history's source names the device (``record(session_id, action, origin=...)``:
+    ``action:approve@Pixel 8 (notification)``)."""
 
-    def typing(session_id: str, action: str) -> None:
+    def typing(session_id: str, action: str, options: tuple[str, ...]) -> None:
         def recorded(sid: str, name: ActionName) -> None:
             record(sid, name, origin=f"{device} (notification)")
 
-        act(view, session_id, action, record=recorded)
+        act(view, session_id, action, options=list(options) or None, record=recorded)
 
     return typing
