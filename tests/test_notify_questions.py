@@ -26,7 +26,15 @@ from pmux_widget.core.remote_answer import (
     refusal,
 )
 from pmux_widget.notify.answers import TOKEN_TTL_MS, AnswerTokens
+from pmux_widget.notify.config import edit_config
 from pmux_widget.notify.payload import session_payload
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.clock import now_ms
+
+from .helpers import wait_until
+from .notify_servers import PushService, Recorder
+from .test_hook_path import Installed, payload
+from .test_notify_hubs import http, hubs, notifier, push, setup, start_hub  # noqa: F401
 
 T0 = 1_800_000_000_000
 
@@ -235,3 +243,69 @@ def test_the_payload_says_the_question_and_its_options() -> None:
     assert session_payload(s, host="h", redact=True)["body"] == "asks a question"
     assert session_payload(plan, host="h", redact=True)["body"] == "plan ready"
     assert "Purple" not in session_payload(s, host="h", generic=True)["body"]
+
+
+# ----------------------------------------------------------- a real hub: channel and push
+
+
+def test_a_hub_says_the_question_on_channels_and_pushes_its_options(
+    setup: Installed,  # noqa: F811
+    hubs: list[Hub],  # noqa: F811
+    http: Recorder,  # noqa: F811
+    push: PushService,  # noqa: F811
+    homes: Any,
+) -> None:
+    """The installed hook script fires AskUserQuestion's PermissionRequest at a real hub with
+    a json:// channel and a subscribed browser (actions on): the channel's message and the
+    push say the question and its options; the push carries one button per option and a
+    token (never the channel), and the token answers with a label once."""
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(actions=True)
+    hub = start_hub(hubs)
+    body = payload("PermissionRequest", session_id="s-q", tool_name="AskUserQuestion")
+    body["tool_input"] = COLOUR
+    setup.fire(body)
+    wait_until(lambda: http.count() >= 1 and push.delivered, what="the channel and the push")
+    said = "asks: Which colour should the badge use? — Purple / Amber"
+    message = http.requests[0].json()
+    assert message["title"] == "Needs you · acme-api" and message["message"] == said
+    assert "token" not in json.dumps(message) and "answer:" not in json.dumps(message)
+    pushed = push.delivered[0].payload
+    assert pushed["body"] == said
+    assert pushed["actions"] == [
+        {"action": "answer:Purple", "title": "Purple", "option": "Purple"},
+        {"action": "answer:Amber", "title": "Amber", "option": "Amber"},
+    ]
+    typed: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def answer(option: str) -> Any:
+        return notifier(hub).answers.answer(
+            pushed["token"], "answer", host=hub.host_name, device="phone",
+            session_of=hub.fleet.get, act=lambda sid, a, o: typed.append((sid, a, o)),
+            now=now_ms(), option=option,
+        )  # fmt: skip
+
+    assert answer("Teal").status == 400 and typed == []
+    assert answer("Amber").status == 202 and typed == [("s-q", "answer", ("Amber",))]
+    assert answer("Purple").status == 409 and len(typed) == 1
+
+
+def test_a_plan_pushes_approve_and_keep_planning(
+    setup: Installed,  # noqa: F811
+    hubs: list[Hub],  # noqa: F811
+    http: Recorder,  # noqa: F811
+    push: PushService,  # noqa: F811
+    homes: Any,
+) -> None:
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(actions=True)
+    start_hub(hubs)
+    body = payload("PermissionRequest", session_id="s-p", tool_name="ExitPlanMode")
+    body["tool_input"] = {"plan": "1. Add the badge.\n2. Test it."}
+    setup.fire(body)
+    wait_until(lambda: http.count() >= 1 and push.delivered, what="the channel and the push")
+    assert http.requests[0].json()["message"].startswith("plan ready: 1. Add the badge.")
+    pushed = push.delivered[0].payload
+    assert pushed["body"].startswith("plan ready: 1. Add the badge.")
+    assert [a["title"] for a in pushed["actions"]] == ["Approve", "Keep planning", "Open"]
+    assert pushed["token"]
