@@ -25,6 +25,7 @@ from pmux_widget.core.remote_answer import (
     push_buttons,
     refusal,
 )
+from pmux_widget.demo.scripts import COLOUR_QUESTION
 from pmux_widget.notify.answers import TOKEN_TTL_MS, AnswerTokens
 from pmux_widget.notify.config import edit_config
 from pmux_widget.notify.payload import session_payload
@@ -38,19 +39,7 @@ from .test_notify_hubs import http, hubs, notifier, push, setup, start_hub  # no
 
 T0 = 1_800_000_000_000
 
-COLOUR = {
-    "questions": [
-        {
-            "question": "Which colour should the badge use?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [
-                {"label": "Purple", "description": "The brand colour"},
-                {"label": "Amber", "description": "Stands out on dark themes"},
-            ],
-        }
-    ]
-}
+COLOUR = COLOUR_QUESTION
 
 
 def ask(question: str = "Which colour?", labels: tuple[str, ...] = ("Purple", "Amber"),
@@ -248,6 +237,19 @@ def test_the_payload_says_the_question_and_its_options() -> None:
 # ----------------------------------------------------------- a real hub: channel and push
 
 
+def dialog_through_a_hub(
+    installed: Installed, started: list[Hub], homes: Any, sid: str, tool: str, tool_input: Any
+) -> Hub:
+    """A hub with actions on; the installed hook script fires the dialog's PermissionRequest."""
+    with edit_config(homes.pmux) as box:
+        box[0] = box[0].with_settings(actions=True)
+    hub = start_hub(started)
+    body = payload("PermissionRequest", session_id=sid, tool_name=tool)
+    body["tool_input"] = tool_input
+    installed.fire(body)
+    return hub
+
+
 def test_a_hub_says_the_question_on_channels_and_pushes_its_options(
     setup: Installed,  # noqa: F811
     hubs: list[Hub],  # noqa: F811
@@ -259,12 +261,7 @@ def test_a_hub_says_the_question_on_channels_and_pushes_its_options(
     a json:// channel and a subscribed browser (actions on): the channel's message and the
     push say the question and its options; the push carries one button per option and a
     token (never the channel), and the token answers with a label once."""
-    with edit_config(homes.pmux) as box:
-        box[0] = box[0].with_settings(actions=True)
-    hub = start_hub(hubs)
-    body = payload("PermissionRequest", session_id="s-q", tool_name="AskUserQuestion")
-    body["tool_input"] = COLOUR
-    setup.fire(body)
+    hub = dialog_through_a_hub(setup, hubs, homes, "s-q", "AskUserQuestion", COLOUR)
     wait_until(lambda: http.count() >= 1 and push.delivered, what="the channel and the push")
     said = "asks: Which colour should the badge use? — Purple / Amber"
     message = http.requests[0].json()
@@ -297,12 +294,8 @@ def test_a_plan_pushes_approve_and_keep_planning(
     push: PushService,  # noqa: F811
     homes: Any,
 ) -> None:
-    with edit_config(homes.pmux) as box:
-        box[0] = box[0].with_settings(actions=True)
-    start_hub(hubs)
-    body = payload("PermissionRequest", session_id="s-p", tool_name="ExitPlanMode")
-    body["tool_input"] = {"plan": "1. Add the badge.\n2. Test it."}
-    setup.fire(body)
+    plan = {"plan": "1. Add the badge.\n2. Test it."}
+    dialog_through_a_hub(setup, hubs, homes, "s-p", "ExitPlanMode", plan)
     wait_until(lambda: http.count() >= 1 and push.delivered, what="the channel and the push")
     assert http.requests[0].json()["message"].startswith("plan ready: 1. Add the badge.")
     pushed = push.delivered[0].payload

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pmux_widget.demo.scripts import COLOUR_QUESTION
 from pmux_widget.notify.config import notify_settings
 
 from ..helpers import launch_chromium, wait_until
@@ -31,16 +32,6 @@ from ..notify_servers import PushService
 from .conftest import LabUnavailable, _unavailable, check_available
 
 SID = "6c1d0a9e-0000-4000-8000-00000000c0de"
-COLOUR = {
-    "questions": [
-        {
-            "question": "Which colour should the badge use?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [{"label": "Purple"}, {"label": "Amber"}],
-        }
-    ]
-}
 
 
 @pytest.fixture
@@ -66,7 +57,9 @@ def test_an_option_button_posts_its_label(
     server, push = served
     answer = server.post("pmux/api/push/subscriptions", push.browser("phone").subscription())
     assert answer.status_code == 201, answer.text
-    Hooks(server).fire("PermissionRequest", SID, tool_name="AskUserQuestion", tool_input=COLOUR)
+    Hooks(server).fire(
+        "PermissionRequest", SID, tool_name="AskUserQuestion", tool_input=COLOUR_QUESTION
+    )
     pushed = wait_until(
         lambda: next((d.payload for d in push.delivered if d.payload.get("token")), None),
         30,
