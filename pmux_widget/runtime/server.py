@@ -203,10 +203,9 @@ class SessionsHandler(_Base):
         self.finish(self.hub.snapshot_json(include_ended=ended))
 
 
-class ActionsHandler(_Base):
-    """``POST /api/sessions/<id>/actions`` with ``{"action": ..., "text": ...}``: 202 when the
-    keys were delivered, 404 for an unknown session, 409 refused (with the reason), 400 for a
-    bad body. The checks and the typing run on a worker thread: never on the hub's loop."""
+class _SmallPost(_Base):
+    """A route that takes a POST with a token and a small body (at most
+    :data:`MAX_ACTION_BYTES`): anything else is refused before the body is read."""
 
     def prepare(self) -> None:
         super().prepare()
@@ -220,6 +219,12 @@ class ActionsHandler(_Base):
         length = self.request.headers.get("Content-Length")
         if length is not None and (not length.isdigit() or int(length) > MAX_ACTION_BYTES):
             self.fail(413 if length.isdigit() else 400, "bad or oversized body")
+
+
+class ActionsHandler(_SmallPost):
+    """``POST /api/sessions/<id>/actions`` with ``{"action": ..., "text": ...}``: 202 when the
+    keys were delivered, 404 for an unknown session, 409 refused (with the reason), 400 for a
+    bad body. The checks and the typing run on a worker thread: never on the hub's loop."""
 
     async def post(self, session_id: str) -> None:
         if self._finished:
@@ -252,7 +257,7 @@ SESSION_WAIT_S = 3.0
 _SESSION_POLL_S = 0.05
 
 
-class DecisionHandler(_Base):
+class DecisionHandler(_SmallPost):
     """``POST /api/decisions`` with ``{"pid", "tool_use_id", "tool_name", "input"}``: an Agent
     SDK permission call of program ``pid`` waits on our handler (``pmux_widget.can_use_tool``
     in another process). A long poll: the answer comes when an action on the row decides it
@@ -260,19 +265,6 @@ class DecisionHandler(_Base):
     The connection closing (the program or its kernel gone) drops the call."""
 
     _pending: Pending | None = None
-
-    def prepare(self) -> None:
-        super().prepare()
-        if self._finished:
-            return
-        if self.request.method != "POST":
-            self.fail(405, "use POST")
-            return
-        if not self.check_token():
-            return
-        length = self.request.headers.get("Content-Length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_ACTION_BYTES):
-            self.fail(413 if length.isdigit() else 400, "bad or oversized body")
 
     async def post(self) -> None:
         if self._finished:
