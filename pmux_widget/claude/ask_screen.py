@@ -21,10 +21,11 @@ the three draw them alike):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from pmux_widget.core.screen_text import dialog_fingerprint
 
 __all__ = [
     "AskOption",
@@ -200,7 +201,7 @@ def parse_question(lines: list[str]) -> QuestionDialog | None:
         multi_select=multi,
         submit_selected=submit_selected,
         has_submit=has_submit,
-        fingerprint=_fingerprint(["review" if review else question, *fixed]),
+        fingerprint=dialog_fingerprint(["review" if review else question, *fixed]),
     )
 
 
@@ -239,8 +240,6 @@ def parse_plan(lines: list[str]) -> PlanDialog | None:
     plan = "\n".join(plan_lines).strip()
     # The feedback row's label is whatever is typed into it: not part of the fingerprint.
     fixed = [c.label for c in choices[:2]]
-    return PlanDialog(title, plan, tuple(choices), plan_file, _fingerprint([title, plan, *fixed]))
-
-
-def _fingerprint(parts: list[str]) -> str:
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+    return PlanDialog(
+        title, plan, tuple(choices), plan_file, dialog_fingerprint([title, plan, *fixed])
+    )

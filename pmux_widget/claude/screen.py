@@ -10,10 +10,11 @@ both versions are the tests' fixtures (``tests/fixtures/screens/``). Pure: text 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from pmux_widget.core.screen_text import dialog_fingerprint, screen_lines
 
 from .ask_screen import PlanDialog, QuestionDialog, parse_plan, parse_question
 
@@ -108,9 +109,7 @@ class Screen:
 
 def parse_screen(text: str) -> Screen:
     """Read a ``capture-pane`` text: the last dialog, the busy footer, the prompt box."""
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
+    lines = screen_lines(text)
     question = parse_question(lines)
     plan = None if question is not None else parse_plan(lines)
     return Screen(
@@ -160,7 +159,7 @@ def _dialog(lines: list[str]) -> Dialog | None:
             return None
         content = [line.strip() for line in tail if line.strip()]
         title = content[0] if content else ""
-        return Dialog("notice", title, tuple(content[1:]), "", (), _fingerprint(content))
+        return Dialog("notice", title, tuple(content[1:]), "", (), dialog_fingerprint(content))
     head = [line.strip() for line in tail[:question_at] if _text(line)]
     question = tail[question_at].strip()
     choices: list[Choice] = []
@@ -179,7 +178,7 @@ def _dialog(lines: list[str]) -> Dialog | None:
     title = head[0] if head else ""
     body = tuple(head[1:])
     return Dialog(
-        "permission", title, body, question, tuple(choices), _fingerprint([*head, question])
+        "permission", title, body, question, tuple(choices), dialog_fingerprint([*head, question])
     )
 
 
@@ -221,7 +220,3 @@ def _text(line: str) -> bool:
     """A line that says something (not blank, not a dashed diff border)."""
     stripped = line.strip()
     return bool(stripped) and set(stripped) != {"╌"}
-
-
-def _fingerprint(parts: list[str]) -> str:
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]

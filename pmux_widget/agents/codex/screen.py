@@ -28,10 +28,11 @@ placeholders are known by their words (:data:`PLACEHOLDERS`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from pmux_widget.core.screen_text import dialog_fingerprint, screen_lines
 
 __all__ = ["PLACEHOLDERS", "Choice", "Dialog", "Screen", "parse_screen"]
 
@@ -114,9 +115,7 @@ class Screen:
 
 
 def parse_screen(text: str) -> Screen:
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
+    lines = screen_lines(text)
     dialog = _dialog(lines)
     prompt = None if dialog is not None else _composer(lines)
     return Screen(dialog, _busy(lines, dialog), prompt)
@@ -161,8 +160,7 @@ def _choices(
         )
     if not choices:
         return None
-    parts = [kind, question, *body, *(c.label for c in choices)]
-    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+    digest = dialog_fingerprint([kind, question, *body, *(c.label for c in choices)])
     return Dialog(kind, question, tuple(body), tuple(choices), digest)
 
 
