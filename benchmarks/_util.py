@@ -27,8 +27,10 @@ from typing import Any, TypeVar
 import psutil
 
 from benchmarks._payloads import session_cycle, session_start
+from pmux_widget import hooks as pmux_hooks
 from pmux_widget.claude.paths import encode_project_dir
 from pmux_widget.claude.pidfiles import process_start_ticks
+from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.system.home import PmuxHome
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "Sleepers",
     "format_table",
     "get_json",
+    "hooked_claude",
     "log",
     "percentile",
     "post_hook",
@@ -164,6 +167,18 @@ def temp_homes(name: str) -> Iterator[Homes]:
         yield Homes(root, PmuxHome(root / "pmux").ensure(), claude)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def hooked_claude(
+    root: str | os.PathLike[str], name: str, base_url: str, **claude: Any
+) -> tuple[PmuxHome, ClaudeEnv]:
+    """A pmux-widget home ``<root>/pmux-<name>`` and a Claude env ``<root>/claude-<name>``
+    (``claude``: its other arguments) whose settings run our hook into that home."""
+    pmux_home = PmuxHome(Path(root) / f"pmux-{name}")
+    env = ClaudeEnv(base_url, root=Path(root) / f"claude-{name}", **claude)
+    env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
+    pmux_hooks.install(env.settings_file, pmux_home)
+    return pmux_home, env
 
 
 # -------------------------------------------------------------------- fake Claude processes

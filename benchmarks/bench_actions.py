@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from benchmarks._util import (
     Row,
+    hooked_claude,
     log,
     percentile,
     rows_or_failure,
@@ -27,16 +27,14 @@ from benchmarks._util import (
     temp_homes,
     wait_until,
 )
-from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_cli import TmuxClaude
-from pmux_widget.demo.claude_env import ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.actions import act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import keys
-from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
 
@@ -152,10 +150,7 @@ def _measure(quick: bool = False) -> list[Row]:
         "send": [],
     }
     with temp_homes("actions") as homes, ScriptedModel() as model:
-        pmux_home = PmuxHome(Path(homes.root) / "pmux-actions")
-        env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-actions")
-        env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
-        pmux_hooks.install(env.settings_file, pmux_home)
+        pmux_home, env = hooked_claude(homes.root, "actions", model.base_url)
         hub = make_hub(home=pmux_home.root, claude_home=env.config_dir).start()
         tc = TmuxClaude(env, cli).start(timeout=90)
         watch = Watch(tc)

@@ -21,24 +21,29 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from benchmarks._util import Row, log, percentile, rows_or_failure, run_alone, temp_homes
+from benchmarks._util import (
+    Row,
+    hooked_claude,
+    log,
+    percentile,
+    rows_or_failure,
+    run_alone,
+    temp_homes,
+)
 from benchmarks._util import wait_until as wait_for
 from benchmarks.bench_actions import READ_S, KeyClock, Watch, _one
 from benchmarks.bench_bg_actions import Clock, Statuses
 from benchmarks.bench_bg_actions import _one as _one_bg
-from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_cli import TmuxClaude
-from pmux_widget.demo.claude_env import ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
 
@@ -93,10 +98,7 @@ def _measure(quick: bool = False) -> list[Row]:
         return [("P20 answer → CLI reacted", f"unavailable: {exc}", "<= 300 ms", False)]
     samples: dict[str, list[tuple[float, float]]] = {"question": [], "multi": [], "plan": []}
     with temp_homes("answers") as homes, ScriptedModel() as model:
-        pmux_home = PmuxHome(Path(homes.root) / "pmux-answers")
-        env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-answers")
-        env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
-        pmux_hooks.install(env.settings_file, pmux_home)
+        pmux_home, env = hooked_claude(homes.root, "answers", model.base_url)
         hub = make_hub(home=pmux_home.root, claude_home=env.config_dir).start()
         asker = TmuxClaude(env, cli).start(timeout=90)
         planner = TmuxClaude(env, cli, ["--permission-mode", "plan"]).start(timeout=90)
@@ -155,10 +157,7 @@ def _background(n: int) -> list[tuple[float, float]]:
     cli = ensure_cli()
     samples: list[tuple[float, float]] = []
     with temp_homes("answers-bg") as homes, ScriptedModel() as model:
-        pmux_home = PmuxHome(Path(homes.root) / "pmux-answers-bg")
-        env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-answers-bg")
-        env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
-        pmux_hooks.install(env.settings_file, pmux_home)
+        pmux_home, env = hooked_claude(homes.root, "answers-bg", model.base_url)
         bg = BgClaude(env, cli)
         hub = make_hub(home=pmux_home.root, claude_home=env.config_dir).start()
         statuses: Statuses | None = None

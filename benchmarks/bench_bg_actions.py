@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from benchmarks._util import (
     Row,
+    hooked_claude,
     log,
     percentile,
     rows_or_failure,
@@ -31,17 +31,15 @@ from benchmarks._util import (
     temp_homes,
     wait_until,
 )
-from pmux_widget import hooks as pmux_hooks
 from pmux_widget.claude.screen import parse_screen
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_bg import BgClaude
-from pmux_widget.demo.claude_env import CLI_VERSIONS, ClaudeEnv, CliUnavailable, ensure_cli
+from pmux_widget.demo.claude_env import CLI_VERSIONS, CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.actions import act
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import keys
-from pmux_widget.system.home import PmuxHome
 
 __all__ = ["main"]
 
@@ -191,10 +189,7 @@ def _version(version: str, n: int) -> dict[str, list[tuple[float, float]]]:
     samples: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
     cli = ensure_cli(version)
     with temp_homes(f"bg-{version}") as homes, ScriptedModel() as model:
-        pmux_home = PmuxHome(Path(homes.root) / "pmux-bg")
-        env = ClaudeEnv(model.base_url, root=Path(homes.root) / "claude-bg", version=version)
-        env.extra_env["PMUX_WIDGET_HOME"] = str(pmux_home.root)
-        pmux_hooks.install(env.settings_file, pmux_home)
+        pmux_home, env = hooked_claude(homes.root, "bg", model.base_url, version=version)
         bg = BgClaude(env, cli)
         hub = make_hub(home=pmux_home.root, claude_home=env.config_dir).start()
         statuses: Statuses | None = None
