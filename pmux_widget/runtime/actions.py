@@ -49,6 +49,7 @@ from . import background_actions, codex_actions, decisions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
 from .answering import Order, answer_plan, answer_question, order_for
+from .pane_screen import holder_of, screen_showing, shown_dialog
 
 __all__ = [
     "ACTIONS",
@@ -342,12 +343,9 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
         if worker is None or worker.pid != pid:
             raise ActionError(f"{session.name}: its PID file names no background job")
         raise background_actions.InBackground(worker)
-    pane = keys.find_pane(pid)
-    if pane is not None:
-        return pane
-    terminal = keys.find_terminal(pid)
-    if terminal is not None:
-        return terminal
+    holder = holder_of(pid)
+    if holder is not None:
+        return holder
     if not keys.serves_terminals():
         found = jupyter_terminals.find_terminal(pid, jupyter_terminals.read_servers(_home_of(view)))
         if found is not None:
@@ -375,11 +373,7 @@ def _answer(
     deciding: Callable[[], None],
 ) -> ActionResult:
     action: ActionName = "approve" if answer == "yes" else "deny"
-    shown = screen.dialog
-    if shown is None:
-        raise ActionError(f"{session.name}: no dialog on its screen (answered already?)")
-    if seen is not None and shown.fingerprint != seen:
-        raise ActionError(f"{session.name}: the dialog changed since it was shown; look again")
+    shown = shown_dialog(session, screen.dialog, seen)
     if shown.kind == "notice":
         raise ActionError(
             f"{session.name} shows a notice, not a permission prompt ({shown.title}): "
@@ -521,12 +515,7 @@ def _screen_showing(
     pane: Target, shows: Callable[[Screen], bool], grace: float = SCREEN_GRACE_S
 ) -> Screen:
     """The pane's screen once it shows what is expected, or as it is after the grace."""
-    deadline = time.monotonic() + grace
-    while True:
-        screen = parse_screen(keys.capture(pane))
-        if shows(screen) or time.monotonic() >= deadline:
-            return screen
-        time.sleep(_POLL_S * 2)
+    return screen_showing(pane, parse_screen, shows, grace, _POLL_S * 2)
 
 
 def _wait_screen(pane: Target, ok: Callable[[Screen], bool], failure: str) -> None:

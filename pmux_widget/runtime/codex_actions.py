@@ -25,6 +25,7 @@ from pmux_widget.system.processes import pid_alive
 
 from .action_outcome import ActionError, ActionResult
 from .answering import Order
+from .pane_screen import holder_of, screen_showing, shown_dialog
 
 __all__ = ["PASTE_WINDOW_S", "deliver", "pane_of"]
 
@@ -59,12 +60,9 @@ def pane_of(fleet: Mapping[str, Session], session: Session) -> Target:
         raise ActionError(
             f"{session.name}: nothing proves its Codex TUI {pid} still shows this thread"
         )
-    pane = keys.find_pane(pid)
-    if pane is not None:
-        return pane
-    terminal = keys.find_terminal(pid)
-    if terminal is not None:
-        return terminal
+    holder = holder_of(pid)
+    if holder is not None:
+        return holder
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal of this server: "
         "none holds its Codex TUI"
@@ -115,11 +113,7 @@ def _answer(
     deciding: Callable[[], None],
 ) -> ActionResult:
     action: ActionName = "approve" if answer == "yes" else "deny"
-    shown = screen.dialog
-    if shown is None:
-        raise ActionError(f"{session.name}: no dialog on its screen (answered already?)")
-    if seen is not None and shown.fingerprint != seen:
-        raise ActionError(f"{session.name}: the dialog changed since it was shown; look again")
+    shown = shown_dialog(session, screen.dialog, seen)
     target = shown.choice(answer)
     if target is None or target.key is None:
         labels = ", ".join(c.label for c in shown.choices)
@@ -162,12 +156,7 @@ def _send(
 
 
 def _screen(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
-    deadline = time.monotonic() + SCREEN_GRACE_S
-    while True:
-        screen = parse_screen(keys.capture(pane))
-        if shows(screen) or time.monotonic() >= deadline:
-            return screen
-        time.sleep(_POLL_S)
+    return screen_showing(pane, parse_screen, shows, SCREEN_GRACE_S, _POLL_S)
 
 
 def act(

@@ -1,0 +1,57 @@
+"""What every agent's actions check before typing, whatever the agent: the pane or terminal
+that holds its process, the pane's screen once it shows what is expected, and the dialog an
+answer is for. The agents' own rules (which screen, which keys) stay in ``runtime/actions.py``
+(Claude Code) and ``runtime/codex_actions.py`` (Codex)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from pmux_widget.core.model import Session
+from pmux_widget.system import keys
+from pmux_widget.system.keys import Target
+
+from .action_outcome import ActionError
+
+__all__ = ["holder_of", "screen_showing", "shown_dialog"]
+
+S = TypeVar("S")
+
+
+class _Fingerprinted(Protocol):
+    @property
+    def fingerprint(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Fingerprinted)
+
+
+def holder_of(pid: int) -> Target | None:
+    """The tmux pane running ``pid``, else the JupyterLab terminal of this server that does."""
+    pane = keys.find_pane(pid)
+    return pane if pane is not None else keys.find_terminal(pid)
+
+
+def screen_showing(
+    pane: Target, parse: Callable[[str], S], shows: Callable[[S], bool], grace: float, poll: float
+) -> S:
+    """The pane's screen (read by ``parse``) once it ``shows`` what is expected, or as it is
+    after ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        screen = parse(keys.capture(pane))
+        if shows(screen) or time.monotonic() >= deadline:
+            return screen
+        time.sleep(poll)
+
+
+def shown_dialog(session: Session, shown: D | None, seen: str | None) -> D:
+    """The dialog on screen that an answer is for: refused when there is none, or when the
+    caller saw another one (``seen``, its fingerprint)."""
+    if shown is None:
+        raise ActionError(f"{session.name}: no dialog on its screen (answered already?)")
+    if seen is not None and shown.fingerprint != seen:
+        raise ActionError(f"{session.name}: the dialog changed since it was shown; look again")
+    return shown
