@@ -51,6 +51,7 @@ __all__ = [
     "SDK_BUNDLED",
     "ClaudeEnv",
     "CliUnavailable",
+    "HookRecorder",
     "auto_mode_default",
     "default_cache_dir",
     "encode_project_dir",
@@ -59,6 +60,7 @@ __all__ = [
     "npm_install",
     "read_jsonl",
     "version_key",
+    "version_output",
     "wait_until",
 ]
 
@@ -186,20 +188,29 @@ def default_cache_dir() -> Path:
 
 def cli_version(binary: str | os.PathLike[str], timeout: float = 60.0) -> str | None:
     """The version ``binary --version`` prints (e.g. ``2.1.197``), or None if it fails."""
+    out = version_output(binary, "CLAUDE_CONFIG_DIR", "pmux-claude-version-", timeout)
+    m = re.match(r"\s*(\d+\.\d+\.\d+)", out) if out is not None else None
+    return m.group(1) if m else None
+
+
+def version_output(
+    binary: str | os.PathLike[str], home_var: str, prefix: str, timeout: float
+) -> str | None:
+    """What ``binary --version`` prints, None when it fails; run in a throw-away home that is
+    also ``$home_var`` (its config dir): even ``--version`` may write one otherwise."""
     try:
-        with tempfile.TemporaryDirectory(prefix="pmux-claude-version-") as home:
+        with tempfile.TemporaryDirectory(prefix=prefix) as home:
             proc = subprocess.run(
-                [str(binary), "--version"],
+                [os.fspath(binary), "--version"],
                 capture_output=True,
                 text=True,
                 timeout=timeout,
-                env={**_base_env(), "HOME": home, "CLAUDE_CONFIG_DIR": home},
+                env={**_base_env(), "HOME": home, home_var: home},
                 check=False,
             )
     except (OSError, subprocess.SubprocessError):
         return None
-    m = re.match(r"\s*(\d+\.\d+\.\d+)", proc.stdout)
-    return m.group(1) if proc.returncode == 0 and m else None
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def _candidates(prefix: Path) -> list[Path]:
@@ -401,7 +412,37 @@ def _base_env() -> dict[str, str]:
     }
 
 
-class ClaudeEnv:
+class HookRecorder:
+    """The hook recorder of a sealed environment (Claude's or Codex's): each registers
+    :data:`RECORDER_SCRIPT` with its own ``add_hook``, and reads the same ``hooks.jsonl``."""
+
+    root: Path
+    hooks_log: Path | None
+
+    def add_hook(self, events: Iterable[str], command: str, timeout: int = 5) -> None:
+        raise NotImplementedError
+
+    def _record_hooks(self, events: Iterable[str]) -> Path:
+        script = self.root / "hook-recorder.sh"
+        script.write_text(RECORDER_SCRIPT)
+        script.chmod(0o755)
+        self.hooks_log = self.root / "hooks.jsonl"
+        self.hooks_log.touch()
+        self.add_hook(
+            events, f"/bin/sh {shlex.quote(str(script))} {shlex.quote(str(self.hooks_log))}"
+        )
+        return self.hooks_log
+
+    def hooks(self) -> list[dict[str, Any]]:
+        """Recorded hook lines so far (``{"t", "ppid", "pane", "payload"}``)."""
+        return read_jsonl(self.hooks_log) if self.hooks_log else []
+
+    def hook_events(self) -> list[str]:
+        """Names of the recorded hook events, in order."""
+        return [h["payload"].get("hook_event_name", "?") for h in self.hooks() if h["payload"]]
+
+
+class ClaudeEnv(HookRecorder):
     """A sealed, seeded environment for one or more Claude Code runs.
 
     Layout under ``root`` (a fresh temp dir unless given)::
@@ -519,23 +560,7 @@ class ClaudeEnv:
 
     def add_recorder_hooks(self, events: Iterable[str] = ALL_HOOK_EVENTS) -> Path:
         """Log every payload of ``events`` to ``<root>/hooks.jsonl``; return that path."""
-        script = self.root / "hook-recorder.sh"
-        script.write_text(RECORDER_SCRIPT)
-        script.chmod(0o755)
-        self.hooks_log = self.root / "hooks.jsonl"
-        self.hooks_log.touch()
-        self.add_hook(
-            events, f"/bin/sh {shlex.quote(str(script))} {shlex.quote(str(self.hooks_log))}"
-        )
-        return self.hooks_log
-
-    def hooks(self) -> list[dict[str, Any]]:
-        """Recorded hook lines so far (``{"t", "ppid", "pane", "payload"}``)."""
-        return read_jsonl(self.hooks_log) if self.hooks_log else []
-
-    def hook_events(self) -> list[str]:
-        """Names of the recorded hook events, in order."""
-        return [h["payload"].get("hook_event_name", "?") for h in self.hooks() if h["payload"]]
+        return self._record_hooks(events)
 
     # ---- run-time
 

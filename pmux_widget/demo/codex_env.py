@@ -21,9 +21,7 @@ import fcntl
 import json
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -32,7 +30,7 @@ from typing import Any
 from pmux_widget.agents.codex import CodexHome, hook_key, trust_hash
 from pmux_widget.agents.codex.app_server import hooks_list
 
-from .claude_env import RECORDER_SCRIPT, CliUnavailable, _base_env, npm_install, read_jsonl
+from .claude_env import CliUnavailable, HookRecorder, _base_env, npm_install, version_output
 
 __all__ = [
     "CODEX_EVENTS",
@@ -79,20 +77,9 @@ def default_codex_cache() -> Path:
 def codex_version(binary: str | os.PathLike[str], timeout: float = 60.0) -> str | None:
     """The version ``binary --version`` prints (``codex-cli 0.171.0`` → ``0.171.0``), run in a
     throw-away home (even ``--version`` creates ``~/.codex`` otherwise)."""
-    try:
-        with tempfile.TemporaryDirectory(prefix="pmux-codex-version-") as home:
-            proc = subprocess.run(
-                [os.fspath(binary), "--version"],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env={**_base_env(), "HOME": home, "CODEX_HOME": home},
-                check=False,
-            )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"(\d+\.\d+\.\d+)", proc.stdout)
-    return m.group(1) if proc.returncode == 0 and m else None
+    out = version_output(binary, "CODEX_HOME", "pmux-codex-version-", timeout)
+    m = re.search(r"(\d+\.\d+\.\d+)", out) if out is not None else None
+    return m.group(1) if m else None
 
 
 def _native(prefix: Path) -> list[Path]:
@@ -142,7 +129,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text)
 
 
-class CodexEnv:
+class CodexEnv(HookRecorder):
     """A sealed environment for Codex runs against the scripted Responses API.
 
     Layout under ``root`` (a fresh temp dir unless given)::
@@ -250,23 +237,7 @@ class CodexEnv:
     def add_recorder_hooks(self, events: Iterable[str] = CODEX_EVENTS) -> Path:
         """Log every payload of ``events`` to ``<root>/hooks.jsonl`` (with the hook's receive
         time, parent pid and ``$TMUX_PANE``); return that path."""
-        script = self.root / "hook-recorder.sh"
-        script.write_text(RECORDER_SCRIPT)
-        script.chmod(0o755)
-        self.hooks_log = self.root / "hooks.jsonl"
-        self.hooks_log.touch()
-        self.add_hook(
-            events, f"/bin/sh {shlex.quote(str(script))} {shlex.quote(str(self.hooks_log))}"
-        )
-        return self.hooks_log
-
-    def hooks(self) -> list[dict[str, Any]]:
-        """Recorded hook lines so far (``{"t", "ppid", "pane", "payload"}``)."""
-        return read_jsonl(self.hooks_log) if self.hooks_log else []
-
-    def hook_events(self) -> list[str]:
-        """Names of the recorded hook events, in order."""
-        return [h["payload"].get("hook_event_name", "?") for h in self.hooks() if h["payload"]]
+        return self._record_hooks(events)
 
     def listed_hooks(self, codex: str | os.PathLike[str]) -> list[dict[str, Any]]:
         """What the real binary's ``app-server`` says of the hooks (``hooks/list``)."""
