@@ -58,6 +58,7 @@ __all__ = [
     "ensure_cli",
     "npm_error",
     "npm_install",
+    "pinned_cache",
     "read_jsonl",
     "version_key",
     "version_output",
@@ -177,13 +178,19 @@ def default_cache_dir() -> Path:
     runs from a source checkout (a ``pyproject.toml`` next to the package); else
     ``~/.cache/pmux-widget/claude-code``.
     """
-    env = os.environ.get("PMUX_CLAUDE_CACHE")
+    return pinned_cache("PMUX_CLAUDE_CACHE", "claude-code")
+
+
+def pinned_cache(env_var: str, name: str) -> Path:
+    """``$env_var`` if set; else ``<checkout>/.cache/<name>`` from a source checkout (a
+    ``pyproject.toml`` next to the package); else ``~/.cache/pmux-widget/<name>``."""
+    env = os.environ.get(env_var)
     if env:
         return Path(env).expanduser()
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file():
-        return checkout / ".cache" / "claude-code"
-    return Path.home() / ".cache" / "pmux-widget" / "claude-code"
+        return checkout / ".cache" / name
+    return Path.home() / ".cache" / "pmux-widget" / name
 
 
 def cli_version(binary: str | os.PathLike[str], timeout: float = 60.0) -> str | None:

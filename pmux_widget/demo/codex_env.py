@@ -30,7 +30,14 @@ from typing import Any
 from pmux_widget.agents.codex import CodexHome, hook_key, trust_hash
 from pmux_widget.agents.codex.app_server import hooks_list
 
-from .claude_env import CliUnavailable, HookRecorder, _base_env, npm_install, version_output
+from .claude_env import (
+    CliUnavailable,
+    HookRecorder,
+    _base_env,
+    npm_install,
+    pinned_cache,
+    version_output,
+)
 
 __all__ = [
     "CODEX_EVENTS",
@@ -65,13 +72,7 @@ CODEX_EVENTS: tuple[str, ...] = (
 def default_codex_cache() -> Path:
     """``$PMUX_CODEX_CACHE``; else ``<checkout>/.cache/codex`` from a source checkout; else
     ``~/.cache/pmux-widget/codex``."""
-    env = os.environ.get("PMUX_CODEX_CACHE")
-    if env:
-        return Path(env).expanduser()
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():
-        return checkout / ".cache" / "codex"
-    return Path.home() / ".cache" / "pmux-widget" / "codex"
+    return pinned_cache("PMUX_CODEX_CACHE", "codex")
 
 
 def codex_version(binary: str | os.PathLike[str], timeout: float = 60.0) -> str | None:
