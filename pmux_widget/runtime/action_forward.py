@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pmux_widget.core.model import ActionName, Session
 from pmux_widget.system import jupyter_terminals
@@ -14,7 +14,7 @@ from pmux_widget.system.json_post import HttpRefused, post_json
 
 from .action_outcome import ActionError, ActionResult
 
-__all__ = ["FORWARD_TIMEOUT_S", "InAnotherProcess", "forward"]
+__all__ = ["FORWARD_TIMEOUT_S", "InAnotherProcess", "actions_request", "forward"]
 
 
 class InAnotherProcess(Exception):
@@ -61,14 +61,10 @@ def forward(
         "options": list(options) if options else None,
         "mode": mode,
     }
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
-        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
-        method="POST",
-        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
-    )
     try:
-        answer = post_json(request, timeout=FORWARD_TIMEOUT_S)
+        answer = post_json(
+            actions_request(port, session.session_id, body, home), timeout=FORWARD_TIMEOUT_S
+        )
     except HttpRefused as refused:
         raise ActionError(
             str(refused.reason or f"the Jupyter server's hub answered HTTP {refused.code}"),
@@ -84,4 +80,17 @@ def forward(
         (),
         queued=bool(answer.get("queued")) if isinstance(answer, dict) else False,
         dialog=answer.get("dialog") if isinstance(answer, dict) else None,
+    )
+
+
+def actions_request(
+    port: int, session_id: str, body: Mapping[str, object], home: PmuxHome
+) -> urllib.request.Request:
+    """A POST of ``body`` (its None fields left out) to the actions route of the hub on
+    ``port`` (one of this machine's, so ``home``'s token is its token)."""
+    return urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/sessions/{session_id}/actions",
+        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
+        method="POST",
+        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
     )

@@ -26,7 +26,6 @@ import socket
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.json_post import HttpRefused, post_json
 
+from .action_forward import actions_request
 from .action_outcome import ActionError, ActionResult
 
 __all__ = [
@@ -403,14 +403,8 @@ def _forward(
     if pid == os.getpid() and port == own:
         return None  # ours, and answered already: the usual path refuses it
     body = {"action": action, "text": text, "options": options, "mode": mode, "token": token}
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/sessions/{session.session_id}/actions",
-        data=json.dumps({k: v for k, v in body.items() if v is not None}).encode(),
-        method="POST",
-        headers={"X-Pmux-Token": home.token(), "Content-Type": "application/json"},
-    )
     try:
-        post_json(request, timeout=FORWARD_TIMEOUT_S)
+        post_json(actions_request(port, session.session_id, body, home), timeout=FORWARD_TIMEOUT_S)
     except HttpRefused as refused:
         raise ActionError(
             str(refused.reason or f"the hub holding its call answered HTTP {refused.code}")
