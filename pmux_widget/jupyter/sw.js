@@ -2,8 +2,9 @@
  * extension (pmux_widget/jupyter/push.py); its scope is {base_url}pmux/.
  *
  * push: a message {title, body, session_id, state, host, url, tag[, actions, token]}
- *   (docs/notifications.md) becomes a notification tagged with the session id, so a newer
- *   state replaces the older one; state "answered" closes it instead.
+ *   (docs/notifications.md) becomes the session's notification (tagged with the session id,
+ *   "#n" added once this worker closed one: see closedTags), so a newer state replaces the
+ *   older one; state "answered" closes it instead.
  * notificationclick: Allow once / Deny (a plan's Approve / Keep planning), or a question's
  *   option (its label as "option"), post the token to pmux/api/push/answer (the server
  *   re-checks the dialog before typing; a refusal replaces the notification with why);
@@ -30,20 +31,43 @@ function parse(event) {
   }
 }
 
-async function closeTag(tag) {
-  const shown = await self.registration.getNotifications({ tag });
-  for (const n of shown) n.close();
+// A notification's tag is never shown again once this worker closed it. Chromium closes by
+// the tag's id, and its close lands after close() returns: a new notification with the same
+// tag shown a moment later (a session answered, then asking again) could be taken by the
+// lagging close, and a getNotifications() then drops it from the store as no longer shown
+// (seen once in 50 looped runs of tests/browser/test_push_worker.py, and in the whole browser
+// suite). So the session's next notification takes a new tag ("<session>#1", ...); while one
+// is shown, a newer state replaces it through its own tag (no close: no race).
+const closedTags = new Set();
+
+function close(notification) {
+  closedTags.add(notification.tag);
+  notification.close();
+}
+
+/** The session's shown notifications, whatever tag each took. */
+async function shownFor(tag) {
+  const all = await self.registration.getNotifications();
+  return all.filter((n) => ((n.data && n.data.tag) || n.tag) === tag);
+}
+
+async function tagFor(tag) {
+  const [shown] = await shownFor(tag);
+  if (shown) return shown.tag;
+  let fresh = tag;
+  for (let n = 1; closedTags.has(fresh); n += 1) fresh = `${tag}#${n}`;
+  return fresh;
 }
 
 async function show(msg) {
   const tag = String(msg.tag || msg.session_id || 'pmux');
   if (msg.state === 'answered') {
-    await closeTag(tag);
+    for (const n of await shownFor(tag)) close(n);
     return;
   }
   const options = {
     body: String(msg.body || ''),
-    tag,
+    tag: await tagFor(tag),
     // a newer state of the session alerts again; an "update" (e.g. "already answered")
     // replaces it quietly
     renotify: msg.state !== 'update',
@@ -54,6 +78,8 @@ async function show(msg) {
       url: String(msg.url || BASE + 'lab'),
       token: typeof msg.token === 'string' ? msg.token : '',
       title: String(msg.title || ''),
+      // the session's tag (the notification's own may carry a "#n": see closedTags)
+      tag,
       choices: {},
     },
   };
@@ -107,7 +133,7 @@ async function answer(notification, action, option) {
     reason = 'the server is not reachable';
   }
   if (status === 202) {
-    notification.close();
+    close(notification);
     return;
   }
   // The server also pushes "Not answered" for a refusal; this one says it at once, and also
@@ -154,6 +180,6 @@ self.addEventListener('notificationclick', (event) => {
     event.waitUntil(answer(notification, 'answer', choice));
     return;
   }
-  notification.close();
+  close(notification);
   event.waitUntil(focusOrOpen(data));
 });

@@ -292,15 +292,27 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
         )  # fmt: skip
         wait_until(
             lambda: worker.evaluate(
-                "async (tag) => (await self.registration.getNotifications({tag})).length",
+                "async (tag) => (await self.registration.getNotifications())"
+                ".filter(n => (n.data.tag || n.tag) === tag).length",
                 second["tag"],
             ),
             30,
-            what="the notification",
+            what=lambda: (
+                "the notification: "
+                + str(
+                    worker.evaluate(
+                        "async () => (await self.registration.getNotifications())"
+                        ".map(n => [n.tag, n.title, JSON.stringify(n.data)])"
+                    )
+                )
+                + " payload tag "
+                + repr(second.get("tag"))
+            ),
         )
         worker.evaluate(
             """async ([tag, action]) => {
-                const [n] = await self.registration.getNotifications({tag});
+                const [n] = (await self.registration.getNotifications())
+                    .filter(n => (n.data.tag || n.tag) === tag);
                 self.dispatchEvent(new NotificationEvent('notificationclick',
                                                          {notification: n, action}));
                 return true; }""",
@@ -337,7 +349,8 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
         )  # fmt: skip
         wait_until(
             lambda: worker.evaluate(
-                "async (tag) => (await self.registration.getNotifications({tag}))"
+                "async (tag) => (await self.registration.getNotifications())"
+                ".filter(n => (n.data.tag || n.tag) === tag)"
                 ".some(n => n.title === 'Done')",
                 done["tag"],
             ),
@@ -346,7 +359,8 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
         )
         worker.evaluate(
             """async (tag) => {
-                const [n] = await self.registration.getNotifications({tag});
+                const [n] = (await self.registration.getNotifications())
+                    .filter(n => (n.data.tag || n.tag) === tag);
                 self.dispatchEvent(new NotificationEvent('notificationclick',
                                                          {notification: n, action: ''}));
                 return true; }""",

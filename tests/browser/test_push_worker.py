@@ -180,7 +180,8 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy"))
             wait_until(shown, 30, what=seen("the notification to click"))
             click = """async ([tag, action]) => {
-                const [n] = await self.registration.getNotifications({tag});
+                const [n] = (await self.registration.getNotifications())
+                    .filter(n => (n.data.tag || n.tag) === tag);
                 self.dispatchEvent(new NotificationEvent('notificationclick',
                                                          {notification: n, action}));
                 return true; }"""
@@ -223,7 +224,7 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             refused = wait_until(
                 lambda: [n for n in shown() if n["title"] == "Not answered"], 30, what=why
             )
-            assert refused[0]["body"] == "unknown token" and refused[0]["tag"] == SID
+            assert refused[0]["body"] == "unknown token" and refused[0]["data"]["tag"] == SID
             assert refused[0]["actions"] == [] and refused[0]["data"]["token"] == ""
             # replaced through its tag, never closed first: a close then a show of the same tag
             # let a getNotifications() between them (this test's polls) drop the new one from

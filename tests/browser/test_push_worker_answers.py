@@ -130,7 +130,8 @@ def test_an_option_button_posts_its_label(
             assert first[0]["actions"] == [["answer:Purple", "Purple"], ["answer:Amber", "Amber"]]
 
             click = """async ([tag, action]) => {
-                const [n] = await self.registration.getNotifications({tag});
+                const [n] = (await self.registration.getNotifications())
+                    .filter(n => (n.data.tag || n.tag) === tag);
                 self.dispatchEvent(new NotificationEvent('notificationclick',
                                                          {notification: n, action}));
                 return true; }"""
