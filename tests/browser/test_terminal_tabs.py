@@ -257,19 +257,21 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
             f'{PANEL} li.pmux-row[data-session-id="{SID}"] .pmux-act--approve'
         ).wait_for()
         shot(page, "lab-terminal-tab")
+        # another tab in front before the turn ends: a review whose terminal tab is in front
+        # of a visible page is seen at once (issue 34: review -> idle, user:seen)
+        page.command("launcher:create")
+        page.page.wait_for_function(
+            f"(name) => !({TAB_JS})(name)?.classList.contains('lm-mod-current')",
+            arg=session.name,
+        )
         session.step("PostToolUse", tool_name="Bash", tool_input={"command": "make test"},
                      tool_response={})  # fmt: skip
         session.step("Stop", last_assistant_message="Dots added.")
         info = wait_tab_state(page, session.name, "review")
         assert "review" in info["title"] and "review" in (info["aria"] or "")
 
-        # "Open terminal" on the row: another tab in front, then the row's button
+        # "Open terminal" on the row brings its tab to the front: the review is seen
         show_panel(page)
-        page.command("launcher:create")
-        page.page.wait_for_function(
-            f"(name) => !({TAB_JS})(name)?.classList.contains('lm-mod-current')",
-            arg=session.name,
-        )
         row = page.page.locator(f'{PANEL} li.pmux-row[data-session-id="{SID}"]')
         row.click()
         button = row.locator(".pmux-act--terminal")
@@ -281,6 +283,13 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
             arg=session.name,
             timeout=20_000,
         )
+        wait_tab_state(page, session.name, "idle")
+        seen = next(
+            r
+            for r in page.server.api("GET", "/pmux/api/sessions")[1]["sessions"]
+            if r["session_id"] == SID
+        )
+        assert (seen["state"], seen["source"]) == ("idle", "user:seen"), seen
         # its tab closed while the terminal runs: the button opens it again, dot and all
         page.page.evaluate(
             """(name) => [...window.jupyterapp.shell.widgets('main')]
@@ -291,7 +300,7 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
         assert session.name in [t["name"] for t in page.server.api("GET", "/api/terminals")[1]]
         row.click()
         row.locator(".pmux-act--terminal").click()
-        info = wait_tab_state(page, session.name, "review")
+        info = wait_tab_state(page, session.name, "idle")
         assert info["current"], info
     finally:
         session.close()
