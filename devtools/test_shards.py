@@ -15,10 +15,11 @@ is the first failing shard's, as pytest's (5, no tests collected, is a failure h
 
     python -m devtools.test_shards [--shards] [PYTEST_ARGS ...]
 
-Serial by default (one plain pytest, as ``make test`` runs it): run side by side on 2 cores,
-the browser suite's terminal-tab and JupyterHub tests failed where they pass alone and in a
-serial run under a heavier load (two runs of 2026-12-07: ``tests/browser/test_terminal_tabs.py``
-first test both times), so the shards do not yet share nothing; ``--shards`` runs them so.
+Serial by default (one plain pytest, as ``make test`` runs it). The first terminal-tab browser
+test failed in both sharded runs of 2026-12-07; the cause turned out to be the new "seen" rule
+(the test's review was seen at once, its tab being in front), which failed the serial suite too,
+so nothing shows the shards share state. They stay opt-in (``--shards``) until a whole sharded
+run on a fresh machine is green.
 """
 
 from __future__ import annotations
