@@ -209,10 +209,12 @@ def test_dialog_options_are_read_by_label(tmp_path: Path) -> None:
 
 def test_upgrade_cli_repins_only_the_newest() -> None:
     from devtools.upgrade_cli import CLI_MODULE, repin
-    from pmux_widget.demo.claude_env import OLDEST
+    from pmux_widget.demo.claude_env import CLI_VERSIONS
 
     source = CLI_MODULE.read_text()
     out = repin(source, "9.9.9")
     changed = [(a, b) for a, b in zip(source.splitlines(), out.splitlines(), strict=True) if a != b]
     assert len(changed) == 1, changed
-    assert changed[0][1].endswith(f'("{OLDEST}", "9.9.9")'), changed
+    # every pin but the newest kept (the oldest, and 2.1.332 whose recordings stay)
+    kept = ", ".join(f'"{version}"' for version in (*CLI_VERSIONS[:-1], "9.9.9"))
+    assert changed[0][1].endswith(f"({kept})"), changed
