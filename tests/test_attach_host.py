@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,53 @@ def test_the_attach_ends_with_its_holder(tmp_path: Path) -> None:
         for holder in holders:
             holder.kill()
             holder.wait()
+
+
+def test_the_watchdog_keeps_an_attach_handed_over_during_its_check(tmp_path: Path) -> None:
+    """The race behind a flaky run of the test above: the watchdog read the old holder's pid,
+    the attach was handed over (the file replaced) and the old holder died before the
+    watchdog's ``kill -0``. Replayed exactly with a ``cat`` that replaces the file right after
+    its first read: the watchdog must keep watching the new holder, and end the attach once
+    that one is gone."""
+
+    folder = tmp_path / "attach"
+    folder.mkdir()
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "tmux.sock"))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    new_holder = subprocess.Popen(["sleep", "600"])
+    (folder / "holder").write_text(f"{dead.pid}\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_cat = bin_dir / "cat"
+    real_cat = shutil.which("cat")
+    fake_cat.write_text(
+        "#!/bin/sh\n"
+        f'if [ ! -e "{tmp_path}/read-once" ]; then\n'
+        f'  : > "{tmp_path}/read-once"\n'
+        f'  {real_cat} "$@"\n'
+        f'  echo {new_holder.pid} > "{folder}/holder.new" && mv "{folder}/holder.new" "$1"\n'
+        "  exit 0\n"
+        "fi\n"
+        f'exec {real_cat} "$@"\n'
+    )
+    fake_cat.chmod(0o755)
+    script = tmp_path / "watchdog.sh"
+    script.write_text(attach._WATCHDOG.replace("{every}", "0.05"))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    watchdog = subprocess.Popen(["/bin/sh", str(script), str(folder)], env=env)
+    try:
+        wait_until(lambda: (tmp_path / "read-once").exists(), 10, what="the first read")
+        with pytest.raises(TimeoutError):  # the old code ended it here, on the dead old pid
+            wait_until(lambda: not folder.exists(), 1.0)
+        new_holder.kill()
+        new_holder.wait()
+        wait_until(lambda: not folder.exists(), 10, what="the attach ended with its new holder")
+        assert watchdog.wait(10) == 0
+    finally:
+        sock.close()
+        new_holder.kill()
+        new_holder.wait()
+        watchdog.kill()
+        watchdog.wait()

@@ -67,12 +67,19 @@ DETACH_TIMEOUT_S = 3.0
 WATCHDOG_S = 2
 # Run by the server itself (``run-shell -b``), so it lives exactly as long as the server
 # needs watching. ``$1`` is the folder. It ignores the hang-up and TERM the server's end may
-# send its jobs, so the folder is removed whoever ended it.
+# send its jobs, so the folder is removed whoever ended it. A holder found dead is checked
+# against the file once more: a takeover (hold) replaces the file before the old holder
+# exits, so a watchdog that read the old pid just before the replace must not end the attach
+# its new holder holds (seen under load: the old holder's death fell between the read and
+# the check).
 _WATCHDOG = """trap '' HUP TERM
 while [ -S "$1/tmux.sock" ]; do
   holder=$(cat "$1/holder" 2>/dev/null)
   case $holder in ''|*[!0-9]*) break ;; esac
-  kill -0 "$holder" 2>/dev/null || break
+  if ! kill -0 "$holder" 2>/dev/null; then
+    [ "$(cat "$1/holder" 2>/dev/null)" = "$holder" ] && break
+    continue
+  fi
   sleep {every}
 done
 [ -S "$1/tmux.sock" ] && tmux -S "$1/tmux.sock" kill-server
