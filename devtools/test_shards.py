@@ -63,7 +63,7 @@ class Shard:
         out: IO[bytes] = self.log.open("wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            [pytest, *self.args, *extra],
+            [pytest, *self.args, *_timings(self.name), *extra],
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -89,6 +89,12 @@ class Shard:
                 key = "errors" if word.startswith("error") else word
                 self.counts[key] = self.counts.get(key, 0) + int(number)
         return text
+
+
+def _timings(name: str) -> list[str]:
+    """Where a run's time went: the slowest tests at the end of its output (CI keeps a failed
+    run's output) and every test's time in ``test-output/junit-<name>.xml``."""
+    return ["--durations=25", f"--junitxml={OUT / f'junit-{name}.xml'}"]
 
 
 def _existing(args: tuple[str, ...]) -> tuple[str, ...]:
@@ -153,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     sharded = "--shards" in args
     args = [a for a in args if a != "--shards"]
     if not sharded or any(not a.startswith("-") or a.startswith("-k") for a in args):
-        return subprocess.call([pytest, *args], cwd=ROOT)
+        return subprocess.call([pytest, *_timings("all"), *args], cwd=ROOT)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return run_shards(pytest, args)
 

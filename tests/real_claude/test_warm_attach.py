@@ -39,10 +39,13 @@ class Two:
 
     def start(self, prompt: str, name: str) -> tuple[str, str]:
         job = self.bg.start(prompt, name)
+        # The CLI's own start first (2.1.197 took over 60 s to start a job's worker at load
+        # 15-35): what is ours to check is that the hub knows the job once its worker runs.
+        wait_until(lambda: self.bg.worker(job), 180, interval=0.2, what=f"the worker of job {job}")
         sid = wait_until(
             lambda: next((s for s in self.hubs[0].fleet if s.startswith(job)), None),
             60,
-            what=f"the hub knows job {job}",
+            what=lambda: f"the hub knows job {job} (worker: {self.bg.worker(job)})",
         )
         return job, str(sid)
 
