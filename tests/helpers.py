@@ -144,6 +144,65 @@ def worker_script(url: str, *, timeout: float) -> requests.Response:
     return answer
 
 
+#: Counts the push worker's finished and running showNotification() calls (see
+#: :class:`WorkerNotifications`).
+_SHOW_COUNTER = """() => {
+  if (self.__pmuxShows !== undefined) return;
+  self.__pmuxShows = 0;
+  self.__pmuxShowing = 0;
+  const real = ServiceWorkerRegistration.prototype.showNotification;
+  ServiceWorkerRegistration.prototype.showNotification = async function (...args) {
+    self.__pmuxShowing += 1;
+    try { return await real.apply(this, args); }
+    finally { self.__pmuxShowing -= 1; self.__pmuxShows += 1; }
+  };
+}"""
+
+
+class WorkerNotifications:
+    """The push worker's notifications, read as a test may read them.
+
+    Chromium's ``getNotifications()`` syncs the browser's store with what the platform
+    displays: a call that runs while a ``showNotification()`` is under way drops the new
+    notification from the store as "not displayed", and it is never listed again. A test that
+    polls while the worker shows loses notifications that way (6 of 150 show/close cycles with
+    a poll every 20 ms; 0 of 150 when each read waited for the show: issue 37). So a read here
+    waits until the worker has finished the shows the test caused (``expect()`` says one more
+    is coming) and runs none: until then it raises ``ValueError``, which ``wait_until`` takes
+    as "not yet"."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+        worker.evaluate(_SHOW_COUNTER)
+        self.expected = int(worker.evaluate("self.__pmuxShows"))
+
+    def expect(self, shows: int = 1) -> None:
+        """The test just caused ``shows`` more shows (a push, a refused answer)."""
+        self.expected += shows
+
+    def __call__(self) -> list[dict[str, Any]]:
+        """The shown notifications: title, body, tag, data and actions ([action, title])."""
+        found: dict[str, Any] | None = self.worker.evaluate(
+            """async (expected) => {
+                 if (self.__pmuxShowing !== 0 || self.__pmuxShows < expected) return null;
+                 return {all: (await self.registration.getNotifications()).map(n => ({
+                   title: n.title, body: n.body, tag: n.tag, data: n.data,
+                   actions: n.actions.map(a => [a.action, a.title])}))}; }""",
+            self.expected,
+        )
+        if found is None:
+            raise ValueError("the worker is still showing a notification")
+        listed: list[dict[str, Any]] = found["all"]
+        return listed
+
+    def describe(self) -> str:
+        """What a failure's message shows (never raises)."""
+        try:
+            return repr(self())
+        except Exception as exc:  # still showing, or the worker is gone
+            return f"({exc})"
+
+
 def running(proc: subprocess.Popen[Any] | None, what: str, log: Callable[[], str]) -> bool:
     """True while ``proc`` runs; once it has exited, an AssertionError with its log, so that a
     wait for it to answer fails at once rather than at its deadline."""

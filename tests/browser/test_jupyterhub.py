@@ -37,7 +37,7 @@ from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.notify.config import notify_settings
 from pmux_widget.system.clock import now_ms
 
-from ..helpers import launch_chromium, wait_until, worker_script
+from ..helpers import WorkerNotifications, launch_chromium, wait_until, worker_script
 from ..jupyterhub_hub import HubUnavailable, HubUser, JupyterHub
 from ..notify_servers import PushService
 from .conftest import LabPage, _unavailable, newest_cli
@@ -239,6 +239,8 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
             what="the service worker",
         )
         assert worker.url == f"{scope}sw.js"
+        # read only once the worker's shows are done (WorkerNotifications says why)
+        notes = WorkerNotifications(worker)
 
         # a real Claude Code session of alice's: in the panel, approved from its row
         tc = TmuxClaude(cli, setup.binary)
@@ -285,29 +287,16 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
             what=lambda: f"the push of the second dialog ({push.errors})",
         )[0].payload
         assert second["token"] != first["token"]
+        notes.expect()
         cdp.send(
             "ServiceWorker.deliverPushMessage",
             {"origin": origin, "registrationId": registration["registrationId"],
              "data": json.dumps(second)},
         )  # fmt: skip
         wait_until(
-            lambda: worker.evaluate(
-                "async (tag) => (await self.registration.getNotifications())"
-                ".filter(n => (n.data.tag || n.tag) === tag).length",
-                second["tag"],
-            ),
+            lambda: [n for n in notes() if (n["data"].get("tag") or n["tag"]) == second["tag"]],
             30,
-            what=lambda: (
-                "the notification: "
-                + str(
-                    worker.evaluate(
-                        "async () => (await self.registration.getNotifications())"
-                        ".map(n => [n.tag, n.title, JSON.stringify(n.data)])"
-                    )
-                )
-                + " payload tag "
-                + repr(second.get("tag"))
-            ),
+            what=lambda: f"the notification: {notes.describe()} payload tag {second.get('tag')!r}",
         )
         worker.evaluate(
             """async ([tag, action]) => {
@@ -342,20 +331,20 @@ def test_alice_in_chromium_sees_approves_and_is_notified(
                navigator.serviceWorker.startMessages(); }"""
         )
         done = {**first, "state": "review", "title": "Done", "token": "", "actions": []}
+        notes.expect()
         cdp.send(
             "ServiceWorker.deliverPushMessage",
             {"origin": origin, "registrationId": registration["registrationId"],
              "data": json.dumps(done)},
         )  # fmt: skip
         wait_until(
-            lambda: worker.evaluate(
-                "async (tag) => (await self.registration.getNotifications())"
-                ".filter(n => (n.data.tag || n.tag) === tag)"
-                ".some(n => n.title === 'Done')",
-                done["tag"],
-            ),
+            lambda: [
+                n
+                for n in notes()
+                if (n["data"].get("tag") or n["tag"]) == done["tag"] and n["title"] == "Done"
+            ],
             30,
-            what="the review notification",
+            what=lambda: f"the review notification: {notes.describe()}",
         )
         worker.evaluate(
             """async (tag) => {

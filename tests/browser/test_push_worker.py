@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import requests
 
-from ..helpers import launch_chromium, wait_until, worker_script
+from ..helpers import WorkerNotifications, launch_chromium, wait_until, worker_script
 from ..jupyter_ext import TOKEN, LabServer
 from .conftest import LabUnavailable, _unavailable, check_available
 
@@ -148,17 +148,10 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             def seen(what: str) -> Callable[[], str]:
                 return lambda: f"waiting for {what} (the worker's versions: {versions})"
 
-            def shown() -> list[dict[str, Any]]:
-                found: list[dict[str, Any]] = page.evaluate(
-                    """async (scope) => {
-                         const reg = await navigator.serviceWorker.getRegistration(scope);
-                         const all = await reg.getNotifications();
-                         return all.map(n => ({title: n.title, body: n.body, tag: n.tag,
-                           data: n.data, actions: n.actions.map(a => a.action)})); }""",
-                    scope,
-                )
-                return found
+            # read only once the worker's shows are done (WorkerNotifications says why)
+            shown = WorkerNotifications(worker)
 
+            shown.expect()
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy"))
             first = wait_until(shown, 30, what=seen("the first notification"))
             assert [(n["title"], n["tag"]) for n in first] == [("Needs you · acme-api", SID)]
@@ -166,17 +159,19 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
             assert first[0]["actions"] == [], "no buttons unless the payload carries a token"
 
             # a newer state of the same session replaces it (one notification per tag)
+            shown.expect()
             deliver(payload("review", "Done · acme-api", "2 failed, 140 passed"))
             wait_until(
                 lambda: [n["title"] for n in shown()] == ["Done · acme-api"],
                 30,
-                what=lambda: f"the replacement: {shown()}",
+                what=lambda: f"the replacement: {shown.describe()}",
             )
             # "answered" closes the session's notification
             deliver(payload("answered", "", ""))
-            wait_until(lambda: shown() == [], 30, what=lambda: f"the close: {shown()}")
+            wait_until(lambda: shown() == [], 30, what=lambda: f"the close: {shown.describe()}")
 
             # a click focuses the open JupyterLab page and tells it the session
+            shown.expect()
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy"))
             wait_until(shown, 30, what=seen("the notification to click"))
             click = """async ([tag, action]) => {
@@ -199,15 +194,17 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                 {"action": "deny", "title": "Deny"},
                 {"action": "open", "title": "Open"},
             ]
+            shown.expect()
             deliver(payload("needs-input", "Needs you · acme-api", "asks to run: make deploy",
                             actions=actions, token="not-a-real-token"))  # fmt: skip
             with_buttons = wait_until(shown, 30, what=seen("the notification with buttons"))
             # Chromium shows two buttons at most: "Open" is the click on the notification
             max_actions = worker.evaluate("Notification.maxActions")
             expected = ["approve", "deny", "open"] if max_actions >= 3 else ["approve", "deny"]
-            assert with_buttons[0]["actions"] == expected
+            assert [action for action, _ in with_buttons[0]["actions"]] == expected
             assert with_buttons[0]["data"]["token"] == "not-a-real-token"
             worker.evaluate(TRACE)
+            shown.expect()  # the refusal
             worker.evaluate(click, [SID, "approve"])
 
             def why() -> str:
@@ -217,8 +214,8 @@ def test_push_shows_replaces_closes_and_clicks_reach_the_page(
                     trace = repr(exc)
                 answered = [ln for ln in served.log().splitlines() if "push/answer" in ln]
                 return (
-                    f"the refusal: {shown()}; the worker did: {trace}; the server's log of "
-                    f"the answer route: {answered}; the worker's versions: {versions}"
+                    f"the refusal: {shown.describe()}; the worker did: {trace}; the server's log "
+                    f"of the answer route: {answered}; the worker's versions: {versions}"
                 )
 
             refused = wait_until(

@@ -26,7 +26,7 @@ import pytest
 from pmux_widget.demo.scripts import COLOUR_QUESTION
 from pmux_widget.notify.config import notify_settings
 
-from ..helpers import launch_chromium, wait_until
+from ..helpers import WorkerNotifications, launch_chromium, wait_until
 from ..jupyter_ext import TOKEN, Hooks, LabServer
 from ..notify_servers import PushService
 from .conftest import LabUnavailable, _unavailable, check_available
@@ -112,18 +112,12 @@ def test_an_option_button_posts_its_label(
                      "data": json.dumps(message)},
                 )  # fmt: skip
 
-            def shown() -> list[dict[str, Any]]:
-                found: list[dict[str, Any]] = page.evaluate(
-                    """async (scope) => {
-                         const reg = await navigator.serviceWorker.getRegistration(scope);
-                         return (await reg.getNotifications()).map(n => ({title: n.title,
-                           body: n.body, actions: n.actions.map(a => [a.action, a.title])})); }""",
-                    scope,
-                )
-                return found
+            # read only once the worker's shows are done (WorkerNotifications says why)
+            shown = WorkerNotifications(worker)
 
             max_actions = worker.evaluate("Notification.maxActions")
             assert max_actions >= 2, "Chromium shows two buttons"
+            shown.expect()
             deliver(pushed)
             first = wait_until(shown, 30, what="the question's notification")
             assert first[0]["body"] == "asks: Which colour should the badge use? — Purple / Amber"
@@ -135,6 +129,7 @@ def test_an_option_button_posts_its_label(
                 self.dispatchEvent(new NotificationEvent('notificationclick',
                                                          {notification: n, action}));
                 return true; }"""
+            shown.expect()  # the refusal
             worker.evaluate(click, [SID, "answer:Amber"])
 
             def tried() -> list[str]:
@@ -147,7 +142,7 @@ def test_an_option_button_posts_its_label(
             wait_until(
                 lambda: [n for n in shown() if n["title"] == "Not answered"],
                 30,
-                what=lambda: f"the refusal shown: {shown()}",
+                what=lambda: f"the refusal shown: {shown.describe()}",
             )
 
             # more options than buttons: none at all (some would hide the others)
@@ -155,11 +150,12 @@ def test_an_option_button_posts_its_label(
                 {"action": f"answer:{x}", "title": x, "option": x}
                 for x in ("Purple", "Amber", "Teal", "Grey")[: max_actions + 1]
             ]
+            shown.expect()
             deliver({**pushed, "actions": many, "body": "asks: Which colour? — …"})
             wait_until(
                 lambda: [n for n in shown() if n["body"] == "asks: Which colour? — …"],
                 30,
-                what=lambda: f"the many-option notification: {shown()}",
+                what=lambda: f"the many-option notification: {shown.describe()}",
             )
             assert shown()[0]["actions"] == []
         finally:
