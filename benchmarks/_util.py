@@ -28,8 +28,8 @@ import psutil
 
 from benchmarks._payloads import session_cycle, session_start
 from pmux_widget import hooks as pmux_hooks
-from pmux_widget.claude.paths import encode_project_dir
-from pmux_widget.claude.pidfiles import process_start_ticks
+from pmux_widget.agents.claude.paths import encode_project_dir
+from pmux_widget.agents.claude.pidfiles import process_start_ticks
 from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.system.home import PmuxHome
 

@@ -31,7 +31,7 @@ from benchmarks._util import (
     temp_homes,
     wait_until,
 )
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_env import CLI_VERSIONS, CliUnavailable, ensure_cli

@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks._util import Row, log, percentile, rows_or_failure, run_alone, wait_until
 from pmux_widget import hooks as pmux_hooks
-from pmux_widget.claude.screen import Screen, parse_screen
+from pmux_widget.agents.claude.screen import Screen, parse_screen
 from pmux_widget.demo.claude_env import ClaudeEnv, CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.system.home import PmuxHome

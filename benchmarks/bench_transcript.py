@@ -36,8 +36,8 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 
 from benchmarks._gen_transcript import GenResult, assistant_text_line, generate
 from benchmarks._util import log, print_table
-from pmux_widget.claude.paths import encode_project_dir
-from pmux_widget.claude.transcript import TranscriptTailer
+from pmux_widget.agents.claude.paths import encode_project_dir
+from pmux_widget.agents.claude.transcript import TranscriptTailer
 
 __all__ = ["main"]
 
@@ -82,7 +82,7 @@ _MEMORY_PROBE = textwrap.dedent(
     """
     import json, sys, tracemalloc
     sys.path.insert(0, sys.argv[3])
-    from pmux_widget.claude.transcript import TranscriptTailer
+    from pmux_widget.agents.claude.transcript import TranscriptTailer
 
     def status_kb(key):  # VmHWM, unlike ru_maxrss, does not carry the parent's peak over exec
         with open("/proc/self/status") as fh:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.ask_screen import arrows_to, row_of, selected_row
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.ask_screen import arrows_to, row_of, selected_row
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.core.question import AnswerRefused, Question, question_of, resolve_answer
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.claude.paths import ClaudeHome, encode_project_dir, transcript_path_for
-from pmux_widget.claude.pidfiles import (
+from pmux_widget.agents.claude.paths import ClaudeHome, encode_project_dir, transcript_path_for
+from pmux_widget.agents.claude.pidfiles import (
     is_alive,
     process_start_ticks,
     read_pid_file,

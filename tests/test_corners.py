@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core import contract
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import Change, Session, State, TmuxLocation, Tracking

@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.core.model import Change, Session, State
 from pmux_widget.demo.driver import ScriptedFleet
 from pmux_widget.runtime.actions import ActionError, act
@@ -211,7 +211,7 @@ def test_actions_on_the_session_outside_tmux_are_refused(demo: Demo) -> None:
 
 @pytest.mark.parametrize("demo", [4.0], indirect=True)
 def test_each_pane_shows_what_the_real_cli_shows(demo: Demo) -> None:
-    """The screens are what ``claude.screen`` reads: a dialog while needs-input, the busy
+    """The screens are what ``agents.claude.screen`` reads: a dialog while needs-input, the busy
     footer while busy, an empty prompt box when idle."""
     s = demo.wait_for("web-frontend", needs_input, 30, "never asked")
     pane = keys.find_pane(s.pid or 0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.runtime.sources.poller import discover
 from pmux_widget.system import processes, tmux
 

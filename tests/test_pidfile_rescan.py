@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import process_start_ticks, read_pid_file
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.pidfiles import process_start_ticks, read_pid_file
 from pmux_widget.core.signals import PidFile, PidRecord, Signal
 from pmux_widget.runtime.sources.pidfiles import PidFileWatcher
 from pmux_widget.runtime.sources.runner import Runner

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.transcript import scan_transcript
+from pmux_widget.agents.claude.transcript import scan_transcript
 from pmux_widget.core import signals as s
 from pmux_widget.core.model import State
 from pmux_widget.core.tracker import reduce_all

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.screen import keys_for_choice, last_lines, parse_screen
+from pmux_widget.agents.claude.screen import keys_for_choice, last_lines, parse_screen
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
-from pmux_widget.claude.pidfiles import process_start_ticks
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.pidfiles import process_start_ticks
 from pmux_widget.core.model import State
 from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.assemble import make_hub

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.hooks.spool import write_spool_entry
 from pmux_widget.runtime.snapshot import TranscriptReads, compute_snapshot
 from pmux_widget.system.clock import now_ms

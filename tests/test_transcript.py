@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmux_widget.claude.transcript import (
+from pmux_widget.agents.claude.transcript import (
     MAX_LINE,
     TranscriptFacts,
     TranscriptTailer,

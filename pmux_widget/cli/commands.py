@@ -17,8 +17,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.agents.codex import CodexHome
-from pmux_widget.claude.paths import ClaudeHome
 from pmux_widget.cli.notify import add_parser as add_notify_parser
 from pmux_widget.cli.table import format_table, redraw, watch
 from pmux_widget.hooks import live_hubs

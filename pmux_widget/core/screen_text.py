@@ -1,6 +1,7 @@
 """Reading an agent's terminal screen, the parts every agent's reader shares (Claude Code's in
-``claude/screen.py`` and ``claude/ask_screen.py``, Codex's in ``agents/codex/screen.py``): the
-capture's lines, and the fingerprint that names a dialog. Pure: text in, facts out."""
+``agents/claude/screen.py`` and ``agents/claude/ask_screen.py``, Codex's in
+``agents/codex/screen.py``): the capture's lines, and the fingerprint that names a dialog.
+Pure: text in, facts out."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ until its PID file says whose they are.
 
 A spare fires ``SessionStart(startup)`` for a placeholder session of its own, and its PID file
 says it is a spare (``spare: true`` on 2.1.332, sometimes; a ``bg`` file whose job has no
-folder: ``claude.background.mark_spare``). The two reach the hub in either order: when the
+folder: ``agents.claude.background.mark_spare``). The two reach the hub in either order: when the
 hook came first it made a row, which the file then ended (``pid:spare``, an ended row named
 after the folder). A spare that takes a job keeps its argv and fires the job session's
 hooks; its PID file then names the job's session. So a hook from a process started as a

@@ -30,7 +30,7 @@ from typing import Any
 
 import psutil
 
-from pmux_widget.claude.pidfiles import read_pid_file
+from pmux_widget.agents.claude.pidfiles import read_pid_file
 from pmux_widget.core.signals import PidRecord
 
 from .claude_env import ClaudeEnv, wait_until

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pmux_widget.claude.paths import encode_project_dir  # the CLI's rule, one copy
+from pmux_widget.agents.claude.paths import encode_project_dir  # the CLI's rule, one copy
 
 __all__ = [
     "ALL_HOOK_EVENTS",

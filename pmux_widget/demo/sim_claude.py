@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.pidfiles import process_start_ticks
+from pmux_widget.agents.claude.pidfiles import process_start_ticks
 
 from .scripts import SCRIPTS, user_turn
 from .sim_screen import dialog_rows, render, summary

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import encode_project_dir
+from pmux_widget.agents.claude.paths import encode_project_dir
 
 from .hook_runner import InstalledHooks
 from .sim_records import CLI_VERSION, iso_now, random_id, record_tail, usage_record

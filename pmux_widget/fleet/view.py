@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.core.model import Change, Notification, Session, State
 from pmux_widget.core.wording import notification_text
 from pmux_widget.system.home import PmuxHome

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.core.signals import HOOK_EVENTS
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome

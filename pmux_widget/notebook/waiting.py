@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from pmux_widget.claude.transcript import last_answer
+from pmux_widget.agents.claude.transcript import last_answer
 from pmux_widget.core.model import Change, Session, State
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.hub import Hub

@@ -37,8 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pmux_widget.claude.pidfiles import is_alive, read_pid_file
-from pmux_widget.claude.screen import Dialog, Screen, keys_for_choice, last_lines, parse_screen
+from pmux_widget.agents.claude.pidfiles import is_alive, read_pid_file
+from pmux_widget.agents.claude.screen import (
+    Dialog,
+    Screen,
+    keys_for_choice,
+    last_lines,
+    parse_screen,
+)
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
 from pmux_widget.system import jupyter_terminals, keys

@@ -1,7 +1,7 @@
 """Answering Claude's questions and plans with keys: the ``answer`` action, and ``approve`` /
 ``deny`` on a plan (called by ``runtime.actions``, after its checks 1–3).
 
-What the CLIs draw is in ``claude.ask_screen`` (recorded on 2.1.197, 2.1.332, 2.1.337). Keys
+What the CLIs draw is in ``agents.claude.ask_screen`` (recorded on 2.1.197, 2.1.332, 2.1.337). Keys
 follow what the screen shows, never a position: the selection is moved with arrows onto the
 option with that label, and Enter (Space to tick a multi-select's box) comes only once the
 screen shows the selection there. A question's page must show that very question (its text,
@@ -17,14 +17,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pmux_widget.claude.ask_screen import (
+from pmux_widget.agents.claude.ask_screen import (
     PlanDialog,
     QuestionDialog,
     arrows_to,
     row_of,
     selected_row,
 )
-from pmux_widget.claude.screen import Screen, parse_screen
+from pmux_widget.agents.claude.screen import Screen, parse_screen
 from pmux_widget.core.model import ActionName, Session
 from pmux_widget.core.question import Answer, AnswerRefused, options_said, resolve_answer
 from pmux_widget.system import keys

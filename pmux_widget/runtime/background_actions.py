@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pmux_widget.claude.pidfiles import MAX_PID_FILE
-from pmux_widget.claude.screen import Screen, parse_screen
+from pmux_widget.agents.claude.pidfiles import MAX_PID_FILE
+from pmux_widget.agents.claude.screen import Screen, parse_screen
 from pmux_widget.core.model import ActionName, Session
 from pmux_widget.system import attach, keys
 from pmux_widget.system.keys import Target

@@ -16,11 +16,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from pmux_widget.agents.claude.background import job_exists
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.pidfiles import is_alive, scan_pid_files
+from pmux_widget.agents.claude.transcript import TailResult
 from pmux_widget.agents.codex.tui import is_tui_pid
-from pmux_widget.claude.background import job_exists
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
-from pmux_widget.claude.pidfiles import is_alive, scan_pid_files
-from pmux_widget.claude.transcript import TailResult
 from pmux_widget.core.agents import Agent
 from pmux_widget.core.model import Session, State, TranscriptEnding
 from pmux_widget.core.signals import (

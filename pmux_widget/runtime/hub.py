@@ -27,9 +27,9 @@ from typing import Any
 import tornado.httpserver
 
 from pmux_widget._version import __version__
-from pmux_widget.claude.background import spare_by_roster
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import own_pid_file, spare_session
+from pmux_widget.agents.claude.background import spare_by_roster
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.pidfiles import own_pid_file, spare_session
 from pmux_widget.core.model import ActionName, Change, Session, Transition
 from pmux_widget.core.signals import (
     ActionTaken,

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import own_pid_file, spare_session
-from pmux_widget.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.pidfiles import own_pid_file, spare_session
+from pmux_widget.agents.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
 from pmux_widget.core.model import Session, TranscriptEnding
 from pmux_widget.core.signals import HookSignal, SessionStart, Signal
 from pmux_widget.core.spare_hooks import spare_verdict

@@ -234,7 +234,7 @@ def pid_alive(pid: int) -> bool:
 
     On Linux one read of ``/proc/<pid>/stat`` (the liveness loop calls this for every session
     every 2 s: it must cost next to nothing); elsewhere psutil. The one liveness test of the
-    package: PID files (:mod:`pmux_widget.claude.pidfiles`) and hubs' runtime files use it.
+    package: PID files (:mod:`pmux_widget.agents.claude.pidfiles`) and hubs' runtime files use it.
     """
     if pid <= 0:
         return False

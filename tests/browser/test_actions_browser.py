@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel

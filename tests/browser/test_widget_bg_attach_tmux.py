@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pmux_widget import hooks
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.demo.claude_bg import BgClaude
 from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv, CliUnavailable, ensure_cli
 from pmux_widget.demo.scripted_model import ScriptedModel

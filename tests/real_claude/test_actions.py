@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.core.model import State
 from pmux_widget.notebook.waiting import Ask
 from pmux_widget.runtime.actions import ActionError, act

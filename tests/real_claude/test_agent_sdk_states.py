@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.transcript import scan_transcript
+from pmux_widget.agents.claude.transcript import scan_transcript
 from pmux_widget.core.model import State
 from pmux_widget.runtime.assemble import make_hub
 

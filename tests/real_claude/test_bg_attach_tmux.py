@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 import pmux_widget
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.cli import commands as cli
 from pmux_widget.core import model
 from pmux_widget.core import signals as s

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from devtools.record import Observer
-from pmux_widget.claude.paths import encode_project_dir
+from pmux_widget.agents.claude.paths import encode_project_dir
 from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.demo.scenario_plans import load_scenarios

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.claude.paths import encode_project_dir
+from pmux_widget.agents.claude.paths import encode_project_dir
 from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 

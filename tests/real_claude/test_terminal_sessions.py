@@ -28,7 +28,7 @@ import pytest
 import websocket
 
 from pmux_widget import hooks as pmux_hooks
-from pmux_widget.claude.screen import parse_screen
+from pmux_widget.agents.claude.screen import parse_screen
 from pmux_widget.core.model import State, TerminalLocation
 from pmux_widget.demo.claude_env import ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel

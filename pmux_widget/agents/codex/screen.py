@@ -1,6 +1,6 @@
 """What Codex's TUI shows (0.171.0): its approval dialog, a Plan-mode question, a running
-turn, the composer. Pure: a ``capture-pane`` text in, facts out; the role ``claude/screen.py``
-has for Claude Code.
+turn, the composer. Pure: a ``capture-pane`` text in, facts out; the role
+``agents/claude/screen.py`` has for Claude Code.
 
 Recorded screens (``docs/codex-behaviour.md``, the reference §3)::
 

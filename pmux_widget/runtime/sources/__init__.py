@@ -15,8 +15,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.tailer import TranscriptTailer
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.tailer import TranscriptTailer
 from pmux_widget.system.home import PmuxHome
 
 from ..boot import recover_from_files, scan_pids

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import watchfiles
 
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.pidfiles import is_alive, read_pid_file
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.pidfiles import is_alive, read_pid_file
 from pmux_widget.core.model import State
 from pmux_widget.core.signals import Invalid, PidRecord, ProcessGone
 from pmux_widget.system.clock import now_ms

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from pmux_widget.claude.paths import ClaudeHome, transcript_path_for
+from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.core.model import Change, Session
 from pmux_widget.core.signals import Locate, PidRecord, PollTick
 from pmux_widget.system import processes, tmux

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import watchfiles
 
-from pmux_widget.claude.paths import ClaudeHome
-from pmux_widget.claude.transcript import TailResult, TranscriptTailer
+from pmux_widget.agents.claude.paths import ClaudeHome
+from pmux_widget.agents.claude.transcript import TailResult, TranscriptTailer
 from pmux_widget.core.model import Change, Session, State, TranscriptEnding
 from pmux_widget.core.signals import PidRecord
 from pmux_widget.system.clock import now_ms
