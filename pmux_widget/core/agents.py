@@ -18,8 +18,18 @@ DEFAULT_AGENT: Agent = "claude"
 
 @dataclass(frozen=True)
 class AgentFacts:
-    """What differs between the agents, for the tracker."""
+    """What differs between the agents, for the tracker and for starting one."""
 
+    #: its name in what we say ("Codex has no background sessions")
+    title: str = "Claude Code"
+    #: the program that starts an interactive session, and the variable that replaces it (a
+    #: path or a command line, split as a shell would: tests point it at a pinned CLI)
+    program: str = "claude"
+    program_env: str = "PMUX_WIDGET_CLAUDE"
+    #: it runs sessions of its own daemon's, in no terminal (``claude --bg``)
+    background_sessions: bool = True
+    #: it takes ``--permission-mode`` on its command line (Codex takes its own from its config)
+    permission_modes: bool = True
     #: a hook's ``$TMUX_PANE`` is the session's own pane (Codex's shared daemon runs every
     #: TUI's hooks with the pane of the TUI that started it)
     hook_pane_is_its_own: bool = True
@@ -33,6 +43,11 @@ class AgentFacts:
 FACTS: dict[Agent, AgentFacts] = {
     "claude": AgentFacts(),
     "codex": AgentFacts(
+        title="Codex",
+        program="codex",
+        program_env="PMUX_WIDGET_CODEX",
+        background_sessions=False,
+        permission_modes=False,
         hook_pane_is_its_own=False,
         question_tools=frozenset({"request_user_input"}),
         interrupt_events=frozenset({"Interrupt"}),

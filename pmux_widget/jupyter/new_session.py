@@ -18,6 +18,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from pmux_widget.core.agents import DEFAULT_AGENT, agent_of
 from pmux_widget.system.launch import (
     LaunchError,
     agent_command,
@@ -48,7 +49,7 @@ class NewSessionHandler(_Base):
             return
         where = body.get("where", "terminal")
         cwd, prompt, mode = body.get("cwd"), body.get("prompt"), body.get("permission_mode")
-        agent = body.get("agent", "claude")
+        agent = body.get("agent", DEFAULT_AGENT)
         reason = check_request(cwd, prompt, mode, where, agent)
         label = body.get("name")
         if not reason and label is not None and not (isinstance(label, str) and len(label) < 200):
@@ -57,7 +58,7 @@ class NewSessionHandler(_Base):
             self.fail(400, reason)
             return
         folder = str(Path(str(cwd)).expanduser().resolve())
-        argv = agent_command(str(agent), prompt or None, mode)
+        argv = agent_command(agent_of(agent) or DEFAULT_AGENT, prompt or None, mode)
         terminals: Terminals = self.settings[TERMINALS_KEY]
 
         def start() -> dict[str, Any]:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from pmux_widget.core.agents import DEFAULT_AGENT, agent_of
 from pmux_widget.core.model import Session, State
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system import jupyter_terminals
@@ -97,7 +98,7 @@ def new_session(
     permission_mode: str | None = None,
     timeout: float = START_TIMEOUT_S,
     name: str | None = None,
-    agent: str = "claude",
+    agent: str = DEFAULT_AGENT,
 ) -> Session:
     """Open a new terminal (or tmux window) in ``cwd`` running ``claude`` (with ``prompt`` as
     its first prompt), or with ``where="background"`` a Claude Code background session
@@ -108,11 +109,12 @@ def new_session(
     known once its TUI is matched to its first thread (so with a prompt)."""
     folder = str(Path(cwd).expanduser().resolve())
     reason = check_request(folder, prompt, permission_mode, where, agent)
-    if reason:
+    known = agent_of(agent)
+    if reason or known is None:
         raise LaunchError(reason)
     matches: Callable[[Session], bool]
     if where == "tmux":
-        pane = start_in_tmux(folder, agent_command(agent, prompt, permission_mode))
+        pane = start_in_tmux(folder, agent_command(known, prompt, permission_mode))
 
         def matches(s: Session) -> bool:
             return (s.tmux is not None and s.tmux.pane == pane) or s.tracking.pane == pane
@@ -131,7 +133,7 @@ def new_session(
         what = f"background job {job}"
     else:
         body = {"cwd": folder, "prompt": prompt, "permission_mode": permission_mode}
-        if agent != "claude":  # a server from before Codex would refuse the field
+        if known != DEFAULT_AGENT:  # a server from before Codex would refuse the field
             body["agent"] = agent
         name = str(_ask_server({**body, "where": "terminal"})["terminal"])
 

@@ -20,8 +20,7 @@ from pmux_widget.agents.claude.background import job_exists
 from pmux_widget.agents.claude.paths import ClaudeHome, transcript_path_for
 from pmux_widget.agents.claude.pidfiles import is_alive, scan_pid_files
 from pmux_widget.agents.claude.transcript import TailResult
-from pmux_widget.agents.codex.tui import is_tui_pid
-from pmux_widget.core.agents import Agent
+from pmux_widget.agents.seam import seam_of
 from pmux_widget.core.model import Session, State, TranscriptEnding
 from pmux_widget.core.signals import (
     BackgroundGone,
@@ -146,13 +145,6 @@ def process_runs(session: Session) -> bool:
     return processes.same_process(session.pid, max(t.active_at, t.last_hook_at))
 
 
-#: Is this pid the agent's own process (a reused pid runs something else)?
-_AGENT_PROCESS: dict[Agent, Callable[[int], bool]] = {
-    "claude": lambda pid: processes.claude_ancestor(pid) == pid,
-    "codex": is_tui_pid,  # the TUI that showed it (never the daemon)
-}
-
-
 def recovery_signal(
     session: Session, record: PidRecord | None, alive: bool, ending: TranscriptEnding | None
 ) -> Recover:
@@ -161,7 +153,7 @@ def recovery_signal(
     if record is not None and alive:
         running = True
     elif session.pid is not None:
-        running = process_runs(session) and _AGENT_PROCESS[session.agent](session.pid)
+        running = process_runs(session) and seam_of(session.agent).is_own_process(session.pid)
     else:
         running = False if record is not None else None
     return Recover(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import libtmux
 
-from pmux_widget.core.agents import AGENTS
+from pmux_widget.core.agents import AGENTS, DEFAULT_AGENT, FACTS, Agent, agent_of
 from pmux_widget.core.model import TmuxWindow
 
 __all__ = [
@@ -34,8 +34,6 @@ __all__ = [
     "attach_command",
     "attach_in_tmux",
     "check_request",
-    "claude_command",
-    "codex_command",
     "start_in_background",
     "start_in_tmux",
 ]
@@ -61,15 +59,21 @@ class LaunchError(Exception):
 
 
 def check_request(
-    cwd: object, prompt: object, permission_mode: object, where: object, agent: object = "claude"
+    cwd: object,
+    prompt: object,
+    permission_mode: object,
+    where: object,
+    agent: object = DEFAULT_AGENT,
 ) -> str:
     """The reason a request to start a session is bad, or "" when it is good."""
-    if agent not in AGENTS:
+    known = agent_of(agent)
+    if known is None:
         return f'"agent" must be one of {", ".join(AGENTS)}'
-    if agent == "codex" and where == "background":
-        return "Codex has no background sessions: start it in a terminal or tmux"
-    if agent == "codex" and permission_mode is not None:
-        return '"permission_mode" is Claude Code\'s: Codex takes its own from its config'
+    facts = FACTS[known]
+    if where == "background" and not facts.background_sessions:
+        return f"{facts.title} has no background sessions: start it in a terminal or tmux"
+    if permission_mode is not None and not facts.permission_modes:
+        return f'"permission_mode" is Claude Code\'s: {facts.title} takes its own from its config'
 
     if not isinstance(cwd, str) or not cwd:
         return '"cwd" must be a folder\'s path'
@@ -88,32 +92,21 @@ def check_request(
     return ""
 
 
-def claude_command(prompt: str | None = None, permission_mode: str | None = None) -> list[str]:
-    """The argv that starts an interactive session (with its first prompt, if any)."""
-    base = os.environ.get("PMUX_WIDGET_CLAUDE", "").strip()
-    argv = shlex.split(base) if base else ["claude"]
-    if permission_mode:
+def agent_command(
+    agent: Agent, prompt: str | None = None, permission_mode: str | None = None
+) -> list[str]:
+    """The argv that starts an interactive session of ``agent`` (with its first prompt, if
+    any; ``permission_mode`` only for an agent that takes one: see check_request): its
+    program's variable (``$PMUX_WIDGET_CLAUDE``, ``$PMUX_WIDGET_CODEX``) split as a shell
+    would, else its program from ``PATH``."""
+    facts = FACTS[agent]
+    base = os.environ.get(facts.program_env, "").strip()
+    argv = shlex.split(base) if base else [facts.program]
+    if permission_mode and facts.permission_modes:
         argv += ["--permission-mode", permission_mode]
     if prompt:
         argv.append(prompt)
     return argv
-
-
-def codex_command(prompt: str | None = None) -> list[str]:
-    """The argv that starts a Codex TUI (with its first prompt, if any):
-    ``$PMUX_WIDGET_CODEX`` (split as a shell would), else ``codex``."""
-    base = os.environ.get("PMUX_WIDGET_CODEX", "").strip()
-    argv = shlex.split(base) if base else ["codex"]
-    if prompt:
-        argv.append(prompt)
-    return argv
-
-
-def agent_command(
-    agent: str, prompt: str | None = None, permission_mode: str | None = None
-) -> list[str]:
-    """The argv that starts an interactive session of ``agent`` (checked by check_request)."""
-    return codex_command(prompt) if agent == "codex" else claude_command(prompt, permission_mode)
 
 
 def start_in_tmux(cwd: str, argv: list[str]) -> str:
@@ -147,7 +140,7 @@ def start_in_background(
 
     The daemon keeps the environment of whatever started it, ``TMUX_PANE`` included (its
     workers' hooks would all name that pane): it goes without ``TMUX`` and ``TMUX_PANE``."""
-    argv = claude_command(None, permission_mode)
+    argv = agent_command("claude", None, permission_mode)
     argv.append("--bg")
     if name:
         argv += ["--name", name]

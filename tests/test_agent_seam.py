@@ -1,0 +1,104 @@
+"""The agent seam (agents/seam.py, core/agents.py): each agent's home, its own processes (real
+ones, started here and ended by pid), its screen (recorded ones), and what starting one may
+ask, looked up by the agent rather than branched on."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.agents.seam import SEAMS, seam_of
+from pmux_widget.core.agents import AGENTS, FACTS
+from pmux_widget.system.launch import agent_command, check_request
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_every_agent_has_one_seam_carrying_its_facts() -> None:
+    assert set(SEAMS) == set(AGENTS)
+    for agent in AGENTS:
+        assert seam_of(agent).agent == agent
+        assert seam_of(agent).facts is FACTS[agent]
+
+
+@pytest.mark.parametrize(
+    ("agent", "variable"), [("claude", "CLAUDE_CONFIG_DIR"), ("codex", "CODEX_HOME")]
+)
+def test_an_agents_home_is_its_variable_else_the_path_given(
+    agent: str, variable: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seam = SEAMS[agent]
+    monkeypatch.setenv(variable, str(tmp_path / "from-env"))
+    assert seam.home(None).root == tmp_path / "from-env"
+    assert not seam.home(None).installed
+    (tmp_path / "given").mkdir()
+    given = seam.home(tmp_path / "given")
+    assert given.root == tmp_path / "given" and given.installed
+
+
+@pytest.fixture
+def named(tmp_path: Path) -> Iterator[dict[str, int]]:
+    """Real processes named ``claude`` and ``codex`` (copies of sleep), ended by pid."""
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    started: dict[str, subprocess.Popen[bytes]] = {}
+    for name in ("claude", "codex"):
+        shutil.copy(sleep, tmp_path / name)
+        started[name] = subprocess.Popen([str(tmp_path / name), "30"])
+    try:
+        yield {name: p.pid for name, p in started.items()}
+    finally:
+        for p in started.values():
+            p.kill()
+            p.wait()
+
+
+def test_each_agent_knows_its_own_processes_and_not_the_others(named: dict[str, int]) -> None:
+    claude, codex = seam_of("claude"), seam_of("codex")
+    assert claude.is_own_process(named["claude"])
+    assert not claude.is_own_process(named["codex"])
+    assert codex.is_own_process(named["codex"])
+    assert not codex.is_own_process(named["claude"])
+    assert not claude.is_own_process(os.getpid()) and not codex.is_own_process(os.getpid())
+
+
+def test_each_agent_reads_its_own_recorded_dialog() -> None:
+    claude_text = (FIXTURES / "screens" / "2.1.332-manual" / "bash-dialog.txt").read_text()
+    codex_text = (FIXTURES / "codex_screens" / "approval.txt").read_text()
+    for agent, text in (("claude", claude_text), ("codex", codex_text)):
+        shown = SEAMS[agent].parse_screen(text)
+        assert shown.dialog is not None and shown.dialog.kind == "permission", agent
+        assert any(c.label.startswith("Yes") for c in shown.dialog.choices), agent
+        assert shown.dialog.fingerprint and not shown.busy, agent
+    idle = SEAMS["codex"].parse_screen((FIXTURES / "codex_screens" / "empty.txt").read_text())
+    assert idle.dialog is None and idle.prompt_text == ""
+
+
+def test_starting_an_agent_asks_only_what_it_takes(tmp_path: Path) -> None:
+    folder = str(tmp_path)
+    assert check_request(folder, "hi", None, "background", "claude") == ""
+    assert check_request(folder, "hi", "plan", "tmux", "claude") == ""
+    no_bg = check_request(folder, "hi", None, "background", "codex")
+    assert no_bg == "Codex has no background sessions: start it in a terminal or tmux"
+    assert "Codex takes its own" in check_request(folder, None, "plan", "tmux", "codex")
+    assert check_request(folder, None, None, "tmux", "codex") == ""
+    assert check_request(folder, None, None, "tmux", "gemini").startswith('"agent" must be')
+
+
+def test_an_agents_command_is_its_program_or_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PMUX_WIDGET_CLAUDE", raising=False)
+    monkeypatch.delenv("PMUX_WIDGET_CODEX", raising=False)
+    assert agent_command("claude", "hi", "plan") == ["claude", "--permission-mode", "plan", "hi"]
+    assert agent_command("codex", "hi") == ["codex", "hi"]
+    monkeypatch.setenv("PMUX_WIDGET_CODEX", f"{sys.executable} -m 'a codex'")
+    assert agent_command("codex", None, "plan") == [sys.executable, "-m", "a codex"]
+    monkeypatch.setenv("PMUX_WIDGET_CLAUDE", "/opt/cli/claude --debug")
+    assert agent_command("claude") == ["/opt/cli/claude", "--debug"]
