@@ -102,3 +102,11 @@ def test_an_agents_command_is_its_program_or_its_variable(
     assert agent_command("codex", None, "plan") == [sys.executable, "-m", "a codex"]
     monkeypatch.setenv("PMUX_WIDGET_CLAUDE", "/opt/cli/claude --debug")
     assert agent_command("claude") == ["/opt/cli/claude", "--debug"]
+
+
+def test_every_agent_has_its_hooks_and_only_codex_is_optional() -> None:
+    from pmux_widget.hooks import AGENT_HOOKS
+
+    assert set(AGENT_HOOKS) == set(AGENTS)
+    assert {a for a, h in AGENT_HOOKS.items() if h.optional} == {"codex"}
+    assert all(h.agent == a for a, h in AGENT_HOOKS.items())

@@ -15,12 +15,15 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.agents.codex import CodexHome
+from pmux_widget.agents.seam import seam_of
 from pmux_widget.cli.notify import add_parser as add_notify_parser
 from pmux_widget.cli.table import format_table, redraw, watch
+from pmux_widget.core.agents import Agent
 from pmux_widget.hooks import live_hubs
 from pmux_widget.system.home import PmuxHome
 
@@ -35,67 +38,54 @@ def _paths(args: argparse.Namespace) -> tuple[PmuxHome, Any]:
 
 # ------------------------------------------------------------------------------ install
 
+#: Each agent's command-line options: its home, and install's flag that creates a missing one.
+_HOME_OPTION: dict[Agent, str] = {"claude": "claude_home", "codex": "codex_home"}
+_CREATE_FLAG: dict[Agent, str] = {"claude": "create", "codex": "codex"}
+
 
 def _codex_home(args: argparse.Namespace) -> CodexHome:
     return CodexHome.resolve(getattr(args, "codex_home", None))
 
 
+def _agent_home(args: argparse.Namespace, agent: Agent) -> Path:
+    return seam_of(agent).home(getattr(args, _HOME_OPTION[agent], None)).root
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from pmux_widget import hooks
 
-    home, claude_dir = _paths(args)
+    home = PmuxHome.resolve(args.home)
     if args.settings_file:
         path = hooks.install_settings_file(home, tool_hooks=args.tool_hooks)
         print(f"Wrote {path}\nStart Claude Code with: claude --settings {path}")
         return EXIT_OK
     code = EXIT_OK
-    try:
-        result = hooks.install(
-            claude_dir / "settings.json",
-            home,
-            create_config_dir=args.create,
-            tool_hooks=args.tool_hooks,
-        )
-    except hooks.SettingsError as exc:
-        print(f"pmux-widget: {exc}", file=sys.stderr)
-        code = EXIT_USAGE
-    else:
-        print(result.message)
-    return max(code, _install_codex(args, home))
-
-
-def _install_codex(args: argparse.Namespace, home: PmuxHome) -> int:
-    """Codex's part of install: when its home exists (``--codex`` creates it)."""
-    from pmux_widget import hooks
-
-    codex = _codex_home(args)
-    if not codex.installed and not args.codex:
-        print(f"Codex: {codex.root} not found, skipped (--codex creates it and installs there)")
-        return EXIT_OK
-    try:
-        print(hooks.install_codex(codex, home, create=args.codex).message)
-    except hooks.SettingsError as exc:
-        print(f"pmux-widget: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+    for agent, ours in hooks.AGENT_HOOKS.items():
+        root, flag = _agent_home(args, agent), _CREATE_FLAG[agent]
+        create = bool(getattr(args, flag))
+        if ours.optional and not root.is_dir() and not create:
+            title = seam_of(agent).facts.title
+            print(f"{title}: {root} not found, skipped (--{flag} creates it and installs there)")
+            continue
+        try:
+            print(ours.install(root, home, create, args.tool_hooks))
+        except hooks.SettingsError as exc:
+            print(f"pmux-widget: {exc}", file=sys.stderr)
+            code = EXIT_USAGE
+    return code
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     from pmux_widget import hooks
 
-    home, claude_dir = _paths(args)
+    home = PmuxHome.resolve(args.home)
     code = EXIT_OK
-    try:
-        result = hooks.uninstall(claude_dir / "settings.json", home)
-    except hooks.SettingsError as exc:
-        print(f"pmux-widget: {exc}", file=sys.stderr)
-        code = EXIT_USAGE
-    else:
-        print(result.message)
-    codex = _codex_home(args)
-    if codex.installed:
+    for agent, ours in hooks.AGENT_HOOKS.items():
+        root = _agent_home(args, agent)
+        if ours.optional and not root.is_dir():
+            continue
         try:
-            print(hooks.uninstall_codex(codex, home).message)
+            print(ours.uninstall(root, home))
         except hooks.SettingsError as exc:
             print(f"pmux-widget: {exc}", file=sys.stderr)
             code = EXIT_USAGE

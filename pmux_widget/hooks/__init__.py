@@ -5,6 +5,7 @@ and ``doctor``. This package's public names; the details are in ``docs/hooks.md`
 
 from __future__ import annotations
 
+from .agent_hooks import AGENT_HOOKS, AgentHooks
 from .codex_install import (
     CodexHooksStatus,
     CodexInstallResult,
@@ -47,11 +48,13 @@ from .spool import (
 )
 
 __all__ = [
+    "AGENT_HOOKS",
     "BACKUP_SUFFIX",
     "HOOK_TIMEOUT",
     "MARKER",
     "SPOOL_CAP",
     "TOOL_EVENTS",
+    "AgentHooks",
     "CodexHooksStatus",
     "CodexInstallResult",
     "DoctorCheck",
