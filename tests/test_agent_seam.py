@@ -110,3 +110,37 @@ def test_every_agent_has_its_hooks_and_only_codex_is_optional() -> None:
     assert set(AGENT_HOOKS) == set(AGENTS)
     assert {a for a, h in AGENT_HOOKS.items() if h.optional} == {"codex"}
     assert all(h.agent == a for a, h in AGENT_HOOKS.items())
+
+
+def test_stop_and_remove_refuse_an_agent_without_background_sessions_running_no_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Codex row is no Claude Code background job: refused before any CLI runs (a
+    ``claude`` on PATH that would leave a mark is never started)."""
+    from dataclasses import dataclass
+
+    from pmux_widget.core.model import Session, State
+    from pmux_widget.runtime.actions import ActionError, act
+
+    bin_dir, mark = tmp_path / "bin", tmp_path / "ran"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text(f"#!/bin/sh\ntouch {mark}\necho '[]'\n")
+    (bin_dir / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    @dataclass
+    class View:
+        fleet: dict[str, Session]
+        claude_dir: Path
+
+    sid = "c0dec0de-aaaa-4bbb-8ccc-000000000001"
+    view = View({sid: Session(sid, state=State.BUSY, agent="codex")}, tmp_path / "claude")
+    for action in ("stop", "remove"):
+        with pytest.raises(ActionError, match="is a Codex session"):
+            act(view, sid, action)
+    assert not mark.exists()
+    # the same row as Claude Code's asks its CLI for the job (and is refused: none listed)
+    view.fleet[sid] = Session(sid, state=State.BUSY)
+    with pytest.raises(ActionError, match="not a Claude Code background session"):
+        act(view, sid, "remove")
+    assert mark.exists()

@@ -45,6 +45,7 @@ from pmux_widget.agents.claude.screen import (
     last_lines,
     parse_screen,
 )
+from pmux_widget.core.agents import FACTS
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
 from pmux_widget.system import jupyter_terminals, keys
@@ -133,6 +134,12 @@ def act(
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
     if name == "stop" or name == "remove":
+        facts = FACTS[session.agent]
+        if not facts.background_sessions:  # nothing of Claude Code's CLI to ask about it
+            raise ActionError(
+                f"{session.name} is a {facts.title} session: {name} works on Claude Code's "
+                "background sessions only"
+            )
         background_actions.run_cli_action(view.claude_dir, session, name, record)
         return ActionResult(session_id, name, ())
     # An Agent SDK run whose permission call waits on our handler: no keys, the call is
