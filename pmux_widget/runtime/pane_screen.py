@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
+from pmux_widget.agents.seam import DialogView
 from pmux_widget.core.model import Session
 from pmux_widget.system import keys
 from pmux_widget.system.keys import Target
@@ -20,12 +21,8 @@ __all__ = ["holder_of", "screen_showing", "shown_dialog"]
 S = TypeVar("S")
 
 
-class _Fingerprinted(Protocol):
-    @property
-    def fingerprint(self) -> str: ...
-
-
-D = TypeVar("D", bound=_Fingerprinted)
+#: the agent's own dialog type (agents/claude/screen.py's, agents/codex/screen.py's)
+D = TypeVar("D", bound=DialogView)
 
 
 def holder_of(pid: int) -> Target | None:
