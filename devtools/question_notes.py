@@ -36,10 +36,12 @@ QUESTIONS_AND_PLANS: list[str] = [
     "`PostToolUse`, `PostToolBatch`, the next turn, `Stop` | `toolUseResult.answers` "
     '`{question: "Amber"}`; content "Your questions have been answered: …" |',
     "| multi-select | tab bar `←  ☐ Checks  ✔ Submit  →`; `1. [ ] Lint` …, `4. [ ] Type "
-    "something`, a `Submit` row; Space or Enter ticks (`[✔]`); Enter on `Submit` opens "
-    '"Review your answers" (`● <question> → Lint, Tests`, `❯ 1. Submit answers` / `2. '
-    'Cancel`) | as above | `answers` `{question: "Lint, Tests"}` (labels joined by '
-    "`, `) |",
+    "something`, a `Submit` row; Space or Enter ticks (`[✔]`); an option's digit ticks "
+    "(or unticks) that option's box and leaves the selection where it is; Enter on `Submit` "
+    'opens "Review your answers" (`● <question> → Lint, Tests`, `❯ 1. Submit answers` / '
+    "`2. Cancel`), and so does → (the next tab, `Submit`) from the question's page "
+    "(2.1.197, 2.1.332, 2.1.337, 2026-12-07) | as above | `answers` "
+    '`{question: "Lint, Tests"}` (labels joined by `, `, in the order they were ticked) |',
     "| several questions | tab bar `←  ☐ Colour  ☐ Size  ✔ Submit  →` (`☒` once answered); "
     "one page per question, Enter answers a page and shows the next, then the review page | "
     "one `PermissionRequest` with both questions | `answers` with one entry per question |",
@@ -71,8 +73,10 @@ QUESTIONS_AND_PLANS: list[str] = [
     "Rules we follow: a question and a plan are needs-input from `PermissionRequest` (the PID "
     "file's `waiting` may come first, with no questions yet: `answer` is then refused, \"look "
     'again"); `answer` picks options by label (arrows until the screen shows the selection '
-    "on it; Space ticks a multi-select's box; the Submit row and the review page's \"Submit "
-    "answers\"), types Other's text and checks it is shown before Enter; a plan's `approve` "
+    "on it; a multi-select's box is ticked by the digit drawn beside its label, each tick "
+    "seen on the screen before the next key, then → to the review page — the Submit row "
+    "when Other's text was typed — and the review page's \"Submit answers\"), types "
+    "Other's text and checks it is shown before Enter; a plan's `approve` "
     'is "Yes, manually approve edits" (or "switch to default (ask each time)"), another '
     'mode only when named; `deny(text)` is "Tell Claude what to change" with the text. '
     "Enter is never pressed twice: after it the dialog can stay drawn for more than 1.5 s "

@@ -3,16 +3,20 @@
 
 What the CLIs draw is in ``agents.claude.ask_screen`` (recorded on 2.1.197, 2.1.332, 2.1.337). Keys
 follow what the screen shows, never a position: the selection is moved with arrows onto the
-option with that label, and Enter (Space to tick a multi-select's box) comes only once the
-screen shows the selection there. A question's page must show that very question (its text,
-as the ``PermissionRequest`` carried it) before any key; several questions are answered page
-by page, each page checked again; a multi-select ends on its Submit row, several questions on
-the review page's "Submit answers". Anything unexpected stops with :class:`ActionError` (a
-refusal before the first key types nothing).
+option with that label, and Enter comes only once the screen shows the selection there. A
+multi-select's box is ticked with the digit the screen draws beside that label (the three
+CLIs tick that box and leave the selection where it is), then the screen must show that box
+ticked before the next key; its answer goes to the review page with → (the next tab:
+"Submit") unless Other's text was typed (→ would move in the text), else by its Submit row. A
+question's page must show that very question (its text, as the ``PermissionRequest`` carried
+it) before any key; several questions are answered page by page, each page checked again;
+several questions or a multi-select end on the review page's "Submit answers". Anything
+unexpected stops with :class:`ActionError` (a refusal before the first key types nothing).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -177,12 +181,13 @@ def _answer_page(
     fingerprint = page.fingerprint
     if page.multi_select:
         for label in labels:
-            page = _select(pane, session, page, _row(session, page, label), typed)
-            option = page.option(label)
-            if option is not None and not option.checked:
-                keys.send_keys(pane, "Space")
-                typed.append("Space")
-                page = _wait_page(pane, session, _checked(label))
+            page = _tick(pane, session, page, label, typed)
+        if text is None and last and page.has_submit and _SUBMIT_TAB.search(page.tabs):
+            # → opens the review page (one key, where the Submit row takes arrows and Enter).
+            keys.send_keys(pane, "Right")
+            typed.append("Right")
+            review = _wait_page(pane, session, lambda q: q.kind == "review")
+            return [*typed, *_submit_review(pane, session, review, deciding)]
         if text is not None:
             typed += _type_other(pane, session, page, text)
             page = _wait_page(pane, session, lambda q: q.question == page.question)
@@ -203,26 +208,65 @@ def _answer_page(
         ENTER_TIMEOUT_S,
     )
     if last and after.question is not None and after.question.kind == "review":
-        review = after.question
-        review = _select(pane, session, review, _row(session, review, "Submit answers"), typed)
-        keys.send_keys(pane, "Enter")
-        typed.append("Enter")
-        _wait_screen(
-            pane,
-            session,
-            lambda s: s.question is None,
-            "the review page stayed after Submit",
-            ENTER_TIMEOUT_S,
-        )
+        typed += _submit_review(pane, session, after.question, lambda: None)
     return typed
+
+
+#: The tab bar's last tab: → from a question's page goes there (the review page).
+_SUBMIT_TAB = re.compile(r"✔\s+Submit\s+→\s*$")
+
+
+def _submit_review(
+    pane: Target, session: Session, review: QuestionDialog, deciding: Callable[[], None]
+) -> list[str]:
+    """The review page's "Submit answers", once the screen shows the selection on it."""
+    typed: list[str] = []
+    review = _select(pane, session, review, _row(session, review, "Submit answers"), typed)
+    deciding()
+    keys.send_keys(pane, "Enter")
+    typed.append("Enter")
+    _wait_screen(
+        pane,
+        session,
+        lambda s: s.question is None,
+        "the review page stayed after Submit",
+        ENTER_TIMEOUT_S,
+    )
+    return typed
+
+
+def _tick(
+    pane: Target, session: Session, page: QuestionDialog, label: str, typed: list[str]
+) -> QuestionDialog:
+    """The box of the option with ``label`` ticked: its digit as drawn beside that label on
+    this page (arrows and Space when it has none of one digit); the page once it shows it
+    ticked, the same question, every other box as it was."""
+    option = page.option(label)
+    if option is None:
+        raise ActionError(f"{session.name}: its screen shows no {label!r} option")
+    if option.checked:
+        return page
+    if 1 <= option.number <= 9:
+        key = str(option.number)
+    else:
+        page = _select(pane, session, page, option.index, typed)
+        key = "Space"
+    others = {o.label: o.checked for o in page.options if o.label != label}
+    keys.send_keys(pane, key)
+    typed.append(key)
+    after = _wait_page(pane, session, _checked(page.question, label))
+    changed = [o.label for o in after.options if o.label in others and o.checked != others[o.label]]
+    if changed:
+        raise ActionError(f"{session.name}: ticking {label!r} changed {', '.join(changed)} too")
+    return after
 
 
 def _asks(question: str) -> Callable[[QuestionDialog], bool]:
     return lambda q: q.kind == "question" and q.question == question
 
 
-def _checked(label: str) -> Callable[[QuestionDialog], bool]:
-    return lambda q: bool((o := q.option(label)) and o.checked)
+def _checked(question: str, label: str) -> Callable[[QuestionDialog], bool]:
+    return lambda q: q.question == question and bool((o := q.option(label)) and o.checked)
 
 
 def _type_other(pane: Target, session: Session, page: QuestionDialog, text: str) -> list[str]:
