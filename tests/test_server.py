@@ -13,7 +13,7 @@ from pmux_widget._version import __version__
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.runtime.server import MAX_BODY_BYTES, host_is_loopback
 
-from .helpers import get_sessions, post_hook, request
+from .helpers import get_sessions, post_hook, request, wait_until
 
 PROMPT = {
     "session_id": "11111111-2222-3333-4444-555555555555",
@@ -117,6 +117,24 @@ def test_hook_wrong_method_is_405(hub, method):
 def test_no_state_changing_get_and_unknown_routes_404(hub):
     assert request(hub.port, "GET", "/api/nope")[0] == 404
     assert request(hub.port, "POST", "/api/health", b"{}")[0] == 405
+
+
+def test_a_look_told_by_another_hub_ends_a_review_here_and_needs_the_token(hub):
+    """``POST /api/sessions/<id>/seen`` (runtime.looks): a review ends as ``user:seen``; a
+    look without the token, from a non-loopback Host or by GET changes nothing."""
+    sid = PROMPT["session_id"]
+    assert post_hook(hub.port, hub.token, PROMPT) == 204
+    assert post_hook(hub.port, hub.token, {**PROMPT, "hook_event_name": "Stop"}) == 204
+    route = f"/api/sessions/{sid}/seen"
+    assert request(hub.port, "POST", route, b"{}")[0] == 401
+    assert request(hub.port, "POST", route, b"{}", {"X-Pmux-Token": "nope"})[0] == 403
+    assert request(hub.port, "GET", route, headers={"X-Pmux-Token": hub.token})[0] == 405
+    evil = {"X-Pmux-Token": hub.token, "Host": "evil.example"}
+    assert request(hub.port, "POST", route, b"{}", evil)[0] == 403
+    assert get_sessions(hub.port, hub.token)["sessions"][0]["state"] == "review"
+    assert request(hub.port, "POST", route, b"{}", {"X-Pmux-Token": hub.token})[0] == 204
+    wait_until(lambda: get_sessions(hub.port, hub.token)["sessions"][0]["state"] == "idle", 10)
+    assert get_sessions(hub.port, hub.token)["sessions"][0]["source"] == "user:seen"
 
 
 @pytest.mark.parametrize("host", ["evil.example", "10.0.0.1:80", "127.0.0.2", "localhost.evil"])

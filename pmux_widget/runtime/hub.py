@@ -52,6 +52,7 @@ from pmux_widget.system.programs import program_of
 
 from .boot import named_hook, replay_spool, restore
 from .decisions import Decisions, Pending
+from .looks import spread_seen
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
 from .server import DRAIN_LIMIT, make_app
@@ -498,10 +499,14 @@ class Hub:
     def dismiss(self, session_id: str) -> None:
         self.submit(Dismiss(at=now_ms(), session_id=session_id))
 
-    def seen(self, session_id: str) -> None:
+    def seen(self, session_id: str, *, spread: bool = True) -> None:
         """The user looks at the session (its terminal tab, its pane, its peek or attach): a
-        review ends, silently (``user:seen``); any other state stays."""
+        review ends, silently (``user:seen``); any other state stays. ``spread``: the
+        machine's other hubs are told too (``runtime.looks``: the one that publishes to the
+        fleet among them); False for a look another hub told us of."""
         self.submit(Seen(at=now_ms(), session_id=session_id))
+        if spread and self.port:
+            spread_seen(self.home, self.runtime_file, session_id)
 
     def record_action(self, session_id: str, action: ActionName, origin: str = "") -> None:
         """Keys for ``action`` reached the session's pane (``runtime.actions``): the state it

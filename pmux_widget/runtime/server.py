@@ -1,5 +1,6 @@
 """The hub's HTTP face: ``POST /api/hook``, ``GET /api/health``, ``GET /api/sessions``,
-``POST /api/sessions/<id>/actions``, ``POST /api/decisions`` (an Agent SDK call that waits).
+``POST /api/sessions/<id>/actions``, ``POST /api/decisions`` (an Agent SDK call that waits),
+``POST /api/sessions/<id>/seen`` (a look another hub of this machine was told of).
 
 Bad input gets a 4xx with a JSON reason, never a 5xx and never a crash. Checks, in order:
 loopback ``Host`` (403: defeats DNS rebinding), token (401 missing, 403 wrong; compared in
@@ -56,6 +57,8 @@ class HubLike(Protocol):
     def claude_dir(self) -> Path: ...
 
     def record_action(self, session_id: str, action: ActionName) -> None: ...
+
+    def seen(self, session_id: str, *, spread: bool = True) -> None: ...
 
     @property
     def decisions(self) -> Decisions: ...
@@ -251,6 +254,18 @@ class ActionsHandler(_SmallPost):
         self.finish(answer_json(result))
 
 
+class SeenHandler(_SmallPost):
+    """``POST /api/sessions/<id>/seen``: another hub of this machine was told of a look at the
+    session (``runtime.looks``); 204, and a review here ends too (not told on again)."""
+
+    def post(self, session_id: str) -> None:
+        if self._finished:
+            return
+        self.hub.seen(session_id, spread=False)
+        self.set_status(204)
+        self.finish()
+
+
 #: How long a waiting call may look for its session (the SDK asks ~50 ms before the hook
 #: that may be the hub's first news of the run).
 SESSION_WAIT_S = 3.0
@@ -333,6 +348,7 @@ def make_app(hub: HubLike) -> tornado.web.Application:
             (r"/api/health", HealthHandler, {"hub": hub}),
             (r"/api/sessions", SessionsHandler, {"hub": hub}),
             (r"/api/sessions/([^/]+)/actions", ActionsHandler, {"hub": hub}),
+            (r"/api/sessions/([^/]+)/seen", SeenHandler, {"hub": hub}),
             (r"/api/decisions", DecisionHandler, {"hub": hub}),
         ],
         default_handler_class=NotFoundHandler,
