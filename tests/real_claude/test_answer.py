@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pmux_widget.core.model import State
+from pmux_widget.demo.claude_cli import TmuxClaude
 from pmux_widget.runtime.actions import ActionError, act, dialog_token
 
 from ..helpers import request, wait_until
@@ -59,11 +60,11 @@ def _left_needs_input(tr: Tracked, sid: str) -> None:
     )
 
 
-def _tool_results(tr: Tracked, tool: str) -> list[Any]:
+def tool_results(tc: TmuxClaude, tool: str) -> list[Any]:
     """``toolUseResult`` of each call of ``tool`` in the transcript, oldest first."""
     names: dict[str, str] = {}
     out: list[Any] = []
-    for record in tr.tc.transcript():
+    for record in tc.transcript():
         content = (record.get("message") or {}).get("content")
         if not isinstance(content, list):
             continue
@@ -80,9 +81,10 @@ def _tool_results(tr: Tracked, tool: str) -> list[Any]:
     return out
 
 
-def _nth_result(tr: Tracked, tool: str, n: int) -> Any:
+def nth_result(tc: TmuxClaude, tool: str, n: int) -> Any:
+    """The ``n``-th (from 1) ``toolUseResult`` of ``tool``, once it is in the transcript."""
     return wait_until(
-        lambda: (found := _tool_results(tr, tool)) and len(found) >= n and found[n - 1],
+        lambda: (found := tool_results(tc, tool)) and len(found) >= n and found[n - 1],
         30,
         what=f"{tool} result #{n} in the transcript",
     )
@@ -143,7 +145,7 @@ def test_each_question_form_answered_by_label(make_tracked: Any) -> None:
     )
     # Down onto "Amber" (seen there), then Enter: never a second Enter
     assert result.keys == ("Down", "Enter"), result.keys
-    assert _nth_result(tr, "AskUserQuestion", 1)["answers"] == {COLOUR: "Amber"}
+    assert nth_result(tr.tc, "AskUserQuestion", 1)["answers"] == {COLOUR: "Amber"}
     _left_needs_input(tr, sid)
     assert "action:answer" in [t.source for t in tr.hub.history(sid)]
 
@@ -151,7 +153,7 @@ def test_each_question_form_answered_by_label(make_tracked: Any) -> None:
     _waiting(tr, sid, "ask me to pick several", "question")
     done = _cli(tr, "answer", sid[:8], "--option", "Lint", "--option", "Tests")
     assert done.returncode == 0, done.stderr
-    assert _nth_result(tr, "AskUserQuestion", 2)["answers"] == {CHECKS: "Lint, Tests"}
+    assert nth_result(tr.tc, "AskUserQuestion", 2)["answers"] == {CHECKS: "Lint, Tests"}
     _left_needs_input(tr, sid)
 
     # Several questions, over HTTP: each label placed in its question; the review submitted.
@@ -160,13 +162,13 @@ def test_each_question_form_answered_by_label(make_tracked: Any) -> None:
     assert status == 409 and SIZE in body["error"], body  # the size is not answered
     status, body = _http(tr, sid, {"action": "answer", "options": ["Amber", "Large"]})
     assert status == 202, body
-    assert _nth_result(tr, "AskUserQuestion", 3)["answers"] == {COLOUR: "Amber", SIZE: "Large"}
+    assert nth_result(tr.tc, "AskUserQuestion", 3)["answers"] == {COLOUR: "Amber", SIZE: "Large"}
     _left_needs_input(tr, sid)
 
     # "Other": the typed text is the answer.
     _waiting(tr, sid, "ask me a question", "question")
     act(tr.hub, sid, "answer", text="Teal please")
-    assert _nth_result(tr, "AskUserQuestion", 4)["answers"] == {COLOUR: "Teal please"}
+    assert nth_result(tr.tc, "AskUserQuestion", 4)["answers"] == {COLOUR: "Teal please"}
     _left_needs_input(tr, sid)
 
 
@@ -183,7 +185,7 @@ def test_a_plan_kept_with_feedback_then_approved(make_tracked: Any) -> None:
     # Keep planning, over HTTP, with feedback.
     status, body = _http(tr, sid, {"action": "deny", "text": "Make it purple"})
     assert status == 202, body
-    rejected = _nth_result(tr, "ExitPlanMode", 1)
+    rejected = nth_result(tr.tc, "ExitPlanMode", 1)
     assert "Make it purple" in str(rejected)
     _left_needs_input(tr, sid)
     # Approve from the CLI: the choice that keeps asking for each edit.
@@ -191,8 +193,34 @@ def test_a_plan_kept_with_feedback_then_approved(make_tracked: Any) -> None:
     tr.tc.wait_for_screen("Tell Claude what to change")
     done = _cli(tr, "approve", sid[:8])
     assert done.returncode == 0, done.stderr
-    approved = _nth_result(tr, "ExitPlanMode", 2)
+    approved = nth_result(tr.tc, "ExitPlanMode", 2)
     assert isinstance(approved, dict) and "Add the badge." in str(approved.get("plan"))
     _left_needs_input(tr, sid)
     # out of plan mode (2.1.332+ say "manual mode on": asking for each edit)
     wait_until(lambda: "plan mode on" not in tr.tc.screen(), 10, what="plan mode left")
+
+
+@pytest.mark.cli_versions("2.1.197", "2.1.332", "2.1.337", reason="every pin")
+def test_a_plan_approved_with_a_named_mode(make_tracked: Any) -> None:
+    """``approve(mode="auto")`` picks "Yes, and use auto mode" by its label: the plan is
+    approved and the CLI runs on in auto mode (its footer; the next hooks' permission_mode).
+    A mode the dialog does not offer is refused, naming its choices, with nothing typed."""
+    tr = make_tracked(args=["--permission-mode", "plan"])
+    sid = tr.tc.session_id()
+    assert sid is not None
+    _waiting(tr, sid, "make a plan", "plan")
+    tr.tc.wait_for_screen("Tell Claude what to change")
+    refused = _refused(tr, sid, "approve", mode="bypassPermissions")
+    assert "no choice for mode bypassPermissions" in refused and "use auto mode" in refused
+    result = act(tr.hub, sid, "approve", mode="auto", record=tr.hub.record_action)
+    assert result.keys == ("Enter",), result.keys  # "1. Yes, and use auto mode" is selected
+    approved = nth_result(tr.tc, "ExitPlanMode", 1)
+    assert isinstance(approved, dict) and "Add the badge." in str(approved.get("plan"))
+    _left_needs_input(tr, sid)
+    tr.tc.wait_for_screen("auto mode on")
+    wait_until(
+        lambda: tr.hub.fleet[sid].permission_mode == "auto",
+        30,
+        what=lambda: f"permission_mode auto; it is {tr.hub.fleet[sid].permission_mode}",
+    )
+    assert "action:approve" in [t.source for t in tr.hub.history(sid)]

@@ -40,8 +40,8 @@ class Bg:
         self.bg = bg
         self.hub = hub
 
-    def start(self, prompt: str, name: str) -> str:
-        job = self.bg.start(prompt, name)
+    def start(self, prompt: str, name: str, permission_mode: str = "default") -> str:
+        job = self.bg.start(prompt, name, permission_mode)
         wait_until(lambda: self.sid(job) is not None, 60, what=f"the hub knows job {job}")
         return job
 
@@ -279,4 +279,36 @@ def test_a_question_answered_through_claude_attach(bgs: Bg) -> None:
     )
     bgs.state(job, State.IDLE, State.REVIEW)
     assert "action:answer" in [t.source for t in bgs.hub.history(sid)]
+    assert _no_attach_left(bgs.bg)
+
+
+def test_a_plan_approved_through_claude_attach(bgs: Bg) -> None:
+    """A background session in plan mode: ``approve`` (the choice that keeps asking for each
+    edit) goes through the attach once the screen there shows that very plan; the CLI's
+    transcript says approved, it leaves plan mode (the next hooks' permission_mode)."""
+    job = bgs.start("make a plan", "plans", permission_mode="plan")
+    sid = bgs.state(job, State.NEEDS_INPUT)
+    wait_until(
+        lambda: (q := bgs.hub.fleet[sid].question) is not None and bool(q.plan),
+        30,
+        what="the plan from PermissionRequest",
+    )
+    with pytest.raises(ActionError) as refused:
+        act(bgs.hub, sid, "answer", options=["Yes"])
+    assert "not a question" in refused.value.reason
+    act(bgs.hub, sid, "approve", record=bgs.hub.record_action)
+    transcript = bgs.hub.fleet[sid].transcript_path
+    assert transcript is not None
+    wait_until(
+        lambda: "User has approved your plan" in Path(transcript).read_text(),
+        30,
+        what="the approval in the transcript",
+    )
+    bgs.state(job, State.IDLE, State.REVIEW)
+    wait_until(
+        lambda: bgs.hub.fleet[sid].permission_mode == "default",
+        30,
+        what=lambda: f"permission_mode default; it is {bgs.hub.fleet[sid].permission_mode}",
+    )
+    assert "action:approve" in [t.source for t in bgs.hub.history(sid)]
     assert _no_attach_left(bgs.bg)

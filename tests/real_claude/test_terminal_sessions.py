@@ -403,3 +403,58 @@ def test_a_question_in_a_terminal_answered_by_label(lab_claude: LabClaude) -> No
     act(lc.kernel_hub, sid, "answer", options=["Lint", "Tests"])
     lc.term.wait_for(r"→ Lint, Tests", 30)
     lc.wait_state(sid, "review", "idle")
+
+
+def _plan_mode(term: LabTerminal) -> None:
+    """shift+tab (as xterm.js sends it) cycles the permission modes: until plan mode."""
+    for _ in range(6):
+        term.type("\x1b[Z")
+        try:
+            term.wait_for("plan mode on", 3)
+            return
+        except TimeoutError:
+            continue
+    raise AssertionError(f"shift+tab never reached plan mode:\n{term.screen()}")
+
+
+def test_a_plan_in_a_terminal_kept_planning_then_approved_in_auto_mode(
+    lab_claude: LabClaude,
+) -> None:
+    """A plan in a JupyterLab terminal: ``deny`` with feedback keeps planning, ``approve``
+    with ``mode="auto"`` picks "Yes, and use auto mode" by its label (keys through the PTY,
+    after the screen shows that very plan); the CLI left plan mode for auto mode: its footer,
+    and the next hooks' ``permission_mode``."""
+    lc = lab_claude
+    sid = lc.the_session()
+    _plan_mode(lc.term)
+
+    def plan_waiting() -> dict[str, Any]:
+        s = lc.session(sid)
+        q = (s or {}).get("question") or {}
+        return s if s and s["state"] == "needs-input" and q.get("plan") else {}
+
+    lc.prompt("make a plan")
+    asked = wait_until(plan_waiting, 60, what=lambda: f"the plan: {lc.session(sid)}")
+    assert "Add the badge." in asked["question"]["plan"]
+    lc.term.wait_for("Tell Claude what to change", 30)
+    before = typed_view(lc.term.settled())
+    code, body = lc.action(sid, "answer", options=["Yes"])
+    assert code == 409 and "not a question" in body["error"], body
+    assert typed_view(lc.term.screen()) == before
+    code, body = lc.action(sid, "deny", text="Make it purple")
+    assert code == 202, body
+    lc.wait_state(sid, "review", "idle")
+    assert "plan mode on" in lc.term.screen()  # still planning
+
+    lc.prompt("make a plan (again)")
+    wait_until(plan_waiting, 60, what=lambda: f"the plan again: {lc.session(sid)}")
+    lc.term.wait_for("Tell Claude what to change", 30)
+    code, body = lc.action(sid, "approve", mode="auto")
+    assert code == 202, body
+    lc.wait_state(sid, "review", "idle")
+    lc.term.wait_for("auto mode on", 30)
+    wait_until(
+        lambda: (lc.session(sid) or {}).get("permission_mode") == "auto",
+        30,
+        what=lambda: f"permission_mode auto: {lc.session(sid)}",
+    )
