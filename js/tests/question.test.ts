@@ -175,6 +175,25 @@ describe("a question", () => {
     expect(fake.sent[fake.sent.length - 1]).toMatchObject({ action: "answer", options: ["Purple"], token: "needs-input:2:q" });
   });
 
+  it("the same question asked again (a new dialog) starts with nothing ticked", async () => {
+    const { fake, root } = await show([asking(checks, "asks: Which checks…")]);
+    const row = rowEl(root, "a");
+    const boxes = () => [...row.querySelectorAll<HTMLInputElement>('.pmux-ask input[type="checkbox"]')];
+    boxes()[0]!.checked = true;
+    boxes()[0]!.dispatchEvent(new Event("change"));
+    q<HTMLButtonElement>(row, ".pmux-act--submit").click();
+    expect(fake.sent).toHaveLength(1);
+    fake.emitCustom({ type: "action_result", session_id: "a", action: "answer", ok: true, message: "", queued: false });
+    // answered: the turn goes on, then asks the very same question once more
+    fake.emitCustom({ type: "patch", seq: 2, upsert: [makeRow({ session_id: "a", name: "api", state: "busy" })] });
+    fake.emitCustom({ type: "patch", seq: 3, upsert: [asking(checks, "asks: Which checks…", "needs-input:9:q")] });
+    expect(boxes().map((b) => b.checked)).toEqual([false, false, false]);
+    boxes()[1]!.checked = true;
+    boxes()[1]!.dispatchEvent(new Event("change"));
+    q<HTMLButtonElement>(row, ".pmux-act--submit").click();
+    expect(fake.sent[fake.sent.length - 1]).toMatchObject({ options: ["Types"], token: "needs-input:9:q" });
+  });
+
   it("shows the refusal of a stale click and can be answered again", async () => {
     const { fake, root } = await show([asking(colour, "asks: Which colour…")]);
     const row = rowEl(root, "a");

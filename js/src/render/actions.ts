@@ -12,7 +12,7 @@
 // second, the row says Jupyter delivers it when the running cell ends (rows.ts).
 import { el, setAttr, setData, setHidden, text } from "../dom";
 import type { ActionName, Row } from "../types";
-import { hasForm, QuestionForm, questionKey } from "./question";
+import { formKey, hasForm, QuestionForm } from "./question";
 
 /** What the view keeps per session about a click (see view.ts). */
 export interface ActionState {
@@ -299,13 +299,17 @@ export class ActionsBar {
     }
   }
 
-  /** The question's form: built when the row asks, rebuilt when the question changes, kept
-   * (with what was ticked or typed) across patches that leave it alone. */
+  /** The question's form: built when the row asks, rebuilt when the dialog changes (question.ts
+   * formKey), kept (with what was ticked or typed) across patches that leave it alone. */
   private updateForm(row: Row, busy: boolean): void {
     const wanted = hasForm(row);
-    if (wanted && this.form?.key !== questionKey(row.question)) {
-      const form = new QuestionForm(row.question!, row.name, (action, text, options) =>
-        this.handlers.act(this.row.session_id, action, text, options),
+    const key = formKey(row);
+    if (wanted && this.form?.key !== key) {
+      const form = new QuestionForm(
+        row.question!,
+        row.name,
+        (action, text, options) => this.handlers.act(this.row.session_id, action, text, options),
+        key,
       );
       if (this.form) this.form.el.replaceWith(form.el);
       else this.el.insertBefore(form.el, this.el.firstChild);

@@ -11,8 +11,9 @@
 //   hook), then Approve, and Keep planning with an optional feedback text (a deny).
 // Every question is a group (role="group") named by its header and question, every control a
 // real button, checkbox or labelled input: reachable by Tab and read by screen readers.
-// The form is rebuilt only when the question itself changes (a patch that leaves it alone
-// keeps what the user ticked or typed).
+// The form is rebuilt only when the dialog changes: a new question, or the same question asked
+// again (a new needs-input entry: what was ticked for the last one was sent with it). A patch
+// that leaves the dialog alone keeps what the user ticked or typed.
 import { el, setAttr, setHidden } from "../dom";
 import type { ActionName, Ask, Question, Row } from "../types";
 
@@ -21,9 +22,10 @@ export type Answerer = (action: ActionName, text?: string, options?: string[]) =
 
 let nextId = 0;
 
-/** The form's identity: a new question (or plan) rebuilds it. */
-export function questionKey(question: Question | null): string {
-  return question ? JSON.stringify(question) : "";
+/** The form's identity: a new question (or plan), or the same one asked again (a new dialog:
+ * its `dialog_token` names the needs-input entry), rebuilds it. */
+export function formKey(row: Row): string {
+  return row.question ? `${row.dialog_token ?? ""}:${JSON.stringify(row.question)}` : "";
 }
 
 /** Does this row get a form (a question with questions, or a plan)? */
@@ -46,8 +48,9 @@ export class QuestionForm {
     question: Question,
     private readonly rowName: string,
     private readonly answer: Answerer,
+    key: string,
   ) {
-    this.key = questionKey(question);
+    this.key = key;
     this.el = el("div", "pmux-ask");
     if (question.kind === "plan") this.buildPlan(question.plan);
     else this.buildQuestions(question.questions);
