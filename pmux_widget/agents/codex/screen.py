@@ -104,6 +104,13 @@ class Dialog:
     def selected(self) -> Choice | None:
         return next((c for c in self.choices if c.selected), None)
 
+    @property
+    def command(self) -> str | None:
+        """An approval's command: its body from the ``$ …`` line on (a long or multi-line
+        command goes on in the lines after it), None when it shows none."""
+        at = next((i for i, b in enumerate(self.body) if b.startswith("$ ")), None)
+        return None if at is None else " ".join([self.body[at][2:], *self.body[at + 1 :]])
+
 
 @dataclass(frozen=True, slots=True)
 class Screen:
@@ -112,24 +119,44 @@ class Screen:
     busy: bool
     #: the composer's text (``""`` when it shows its placeholder), None when none is shown
     prompt_text: str | None
+    #: the last prompt sent that the screen shows (above the composer or the dialog, its
+    #: wrapped lines joined), None when none is on screen
+    sent: str | None = None
 
 
 def parse_screen(text: str) -> Screen:
     lines = screen_lines(text)
-    dialog = _dialog(lines)
+    at, dialog = _dialog(lines)
     prompt = None if dialog is not None else _composer(lines)
-    return Screen(dialog, _busy(lines, dialog), prompt)
+    prompts = _prompt_lines(lines)
+    end = at if dialog is not None else (prompts[-1] if prompt is not None else len(lines))
+    return Screen(dialog, _busy(lines, dialog), prompt, _sent(lines, prompts, end))
 
 
-def _dialog(lines: list[str]) -> Dialog | None:
+def _dialog(lines: list[str]) -> tuple[int, Dialog | None]:
+    """The dialog and the line it starts on."""
     for i in range(len(lines) - 1, -1, -1):
         approval = _APPROVAL.match(lines[i])
         if approval is not None:
-            return _choices(lines, i, "permission", approval.group(1))
+            return i, _choices(lines, i, "permission", approval.group(1))
         if _QUESTION.match(lines[i]):
             rest = [ln.strip() for ln in lines[i + 1 :] if ln.strip()]
-            return _choices(lines, i + 1, "question", rest[0] if rest else "")
-    return None
+            return i, _choices(lines, i + 1, "question", rest[0] if rest else "")
+    return len(lines), None
+
+
+def _sent(lines: list[str], prompts: list[int], end: int) -> str | None:
+    """The last prompt sent above line ``end``: its ``›`` line and the indented lines it
+    wrapped onto, whitespace collapsed."""
+    before = [i for i in prompts if i < end]
+    if not before:
+        return None
+    parts = [lines[before[-1]][len(_PROMPT) :]]
+    for line in lines[before[-1] + 1 : end]:
+        if not line.startswith("  ") or not line.strip():
+            break
+        parts.append(line)
+    return " ".join(" ".join(parts).split()) or None
 
 
 def _choices(

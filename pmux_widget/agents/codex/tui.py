@@ -14,17 +14,35 @@ import json
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import psutil
 
-from pmux_widget.core.codex_tui import Thread, Tui, is_tui_argv, match_threads
+from pmux_widget.core.codex_tui import (
+    Opening,
+    Thread,
+    Tui,
+    candidates,
+    is_tui_argv,
+    match_threads,
+    proved_threads,
+)
 from pmux_widget.system.processes import environ_value, proc_stat
 
 from .paths import ENV_VAR
 
-__all__ = ["home_of_rollout", "is_tui_pid", "thread_of", "tui_of", "tui_processes"]
+__all__ = [
+    "Shown",
+    "home_of_rollout",
+    "is_tui_pid",
+    "openings",
+    "shown_by",
+    "thread_of",
+    "tui_of",
+    "tui_processes",
+]
 
 #: How much of a rollout's first line is read for its ``session_meta`` (the base
 #: instructions make it tens of kB).
@@ -139,6 +157,43 @@ def thread_of(thread_id: str, rollout: str) -> Thread | None:
         os.path.realpath(cwd),
         os.path.realpath(rollout),
         min(opened) if opened else None,
+    )
+
+
+def openings(home: str, known: Iterable[Thread] = ()) -> list[Opening]:
+    """Every thread a TUI of ``home`` opened (its marks), with the folder of those in
+    ``known``."""
+    folders = {t.thread_id: t.cwd for t in known}
+    found: list[Opening] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(Path(home) / "tui-thread-reference-capabilities"):
+            with contextlib.suppress(OSError):
+                opened = int(entry.stat().st_mtime * 1000)
+                found.append(Opening(entry.name, home, opened, folders.get(entry.name)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Thread id → TUI pid: where each row is placed (``placed``), the part of it that
+    process facts alone prove (``proved``), and every TUI that may show it (``may_show``)."""
+
+    placed: dict[str, int]
+    proved: dict[str, int]
+    may_show: dict[str, frozenset[int]]
+
+
+def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
+    """(thread id, rollout) pairs → which TUI shows each, and whether that is proved."""
+    facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
+    if not facts:
+        return Shown({}, {}, {})
+    tuis = tui_processes()
+    marks = [o for home in {t.home for t in facts} for o in openings(home, facts)]
+    return Shown(
+        dict(match_threads(facts, tuis)),
+        dict(proved_threads(facts, tuis, marks)),
+        {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
     )
 
 
