@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from pmux_widget.core.codex_tui import (
+    OPENED_SLACK_MS,
     Opening,
     Thread,
     Tui,
@@ -37,6 +38,7 @@ __all__ = [
     "Shown",
     "home_of_rollout",
     "is_tui_pid",
+    "live_threads",
     "openings",
     "shown_by",
     "thread_of",
@@ -203,3 +205,41 @@ def tui_of(threads: Iterable[tuple[str, str]]) -> dict[str, int]:
     if not facts:
         return {}
     return dict(match_threads(facts, tui_processes()))
+
+
+#: Rollouts found by thread id (a thread's rollout never moves): each is looked for once.
+_FOUND: dict[str, str] = {}
+
+
+def _rollout_of(home: str, opening: Opening) -> str | None:
+    """The rollout of a thread, looked for in the day folders of its opening (local time
+    and UTC: the folder is named by Codex's clock); None until its first prompt writes it."""
+    found = _FOUND.get(opening.thread_id)
+    if found is not None:
+        return found
+    stamp = opening.opened_ms / 1000
+    days = {time.strftime("%Y/%m/%d", f(stamp)) for f in (time.localtime, time.gmtime)}
+    for day in sorted(days):
+        for path in (Path(home) / "sessions" / day).glob(f"rollout-*-{opening.thread_id}.jsonl"):
+            _FOUND[opening.thread_id] = str(path)
+            return str(path)
+    return None
+
+
+def live_threads() -> list[tuple[str, str, int]]:
+    """(thread id, rollout, TUI pid) of the threads the live TUIs show, hooks or none: the
+    threads opened in each TUI's Codex home since its oldest TUI started, placed in their
+    TUIs as ``core/codex_tui.py`` places them."""
+    tuis = tui_processes()
+    found: list[Thread] = []
+    for home in {t.home for t in tuis}:
+        since = min(t.started_ms for t in tuis if t.home == home) - OPENED_SLACK_MS
+        for opening in openings(home):
+            if opening.opened_ms < since:
+                continue
+            rollout = _rollout_of(home, opening)
+            thread = thread_of(opening.thread_id, rollout) if rollout is not None else None
+            if thread is not None:
+                found.append(thread)
+    placed = match_threads(found, tuis)
+    return [(t.thread_id, t.rollout, placed[t.thread_id]) for t in found if t.thread_id in placed]

@@ -1,0 +1,141 @@
+"""Codex threads' rollouts, followed: every Codex row's (its answer, current tool, tokens; the
+rollout is Codex's transcript, not Claude's) and every thread a live TUI shows, hooks or
+none (``agents/codex/tui.live_threads``). Without hooks — not installed, not trusted — the
+rollout's turn records make the row and its state (``core/rules_rollout.py``), and the TUI
+that shows the thread its pid (then the Locator finds its pane, the exit watcher its end).
+
+Rollouts are read by size every :data:`TAIL_S` (a stat per followed file), the TUIs looked
+for every :data:`DISCOVER_S`; both on the worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from pmux_widget.agents.codex.rollout import RolloutFacts, RolloutTailer
+from pmux_widget.agents.codex.tui import live_threads
+from pmux_widget.core.model import Session
+from pmux_widget.core.signals import RolloutState, RolloutTurn, Signal, TranscriptUpdate
+from pmux_widget.system.projects import project_name
+
+from ..protocols import HubView
+from .runner import Runner
+
+__all__ = ["CodexRollouts", "rollout_signals"]
+
+log = logging.getLogger(__name__)
+
+TAIL_S = 0.25
+DISCOVER_S = 2.0
+
+_ENDINGS = {"complete": "clean", "aborted": "interrupt", "running": "open"}
+
+
+def _key(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def rollout_signals(
+    session_id: str, path: str, facts: RolloutFacts, pid: int | None, *, live: bool = True
+) -> list[Signal]:
+    """What a read of a rollout tells the tracker: its turn (which makes a hookless row, with
+    ``pid``), then its fields as a transcript update."""
+    if facts.turn is None or facts.thread_id != session_id:
+        return []
+    project = project_name(facts.cwd)
+    waits = facts.waits
+    turn: RolloutState = "waiting" if waits is not None else facts.turn
+    return [
+        RolloutTurn(
+            at=facts.turn_at,
+            live=live,
+            session_id=session_id,
+            turn=turn,
+            pid=pid,
+            transcript_path=path,
+            cwd=facts.cwd,
+            project=project,
+            tool_name=facts.tool_name,
+            tool_summary=facts.tool_summary,
+            question=waits,
+        ),
+        TranscriptUpdate(
+            at=facts.last_record_at or 0,
+            live=live,
+            session_id=session_id,
+            transcript_path=path,
+            model=facts.model,
+            current_tool=facts.tool_name,
+            tool_summary=facts.tool_summary,
+            last_assistant=facts.last_assistant,
+            last_prompt=facts.last_prompt,
+            tokens=facts.tokens,
+            context_tokens=facts.context_tokens,
+            ending=_ENDINGS[facts.turn],  # type: ignore[arg-type]
+            cwd=facts.cwd,
+            project=project,
+        ),
+    ]
+
+
+def _followed(session: Session) -> bool:
+    return session.agent == "codex" and not session.ended and bool(session.transcript_path)
+
+
+class CodexRollouts:
+    """The follower of one hub's Codex rollouts (its loop on the hub's loop, reads on the
+    worker threads)."""
+
+    def __init__(self, hub: HubView, runner: Runner) -> None:
+        self.hub = hub
+        self.runner = runner
+        self.tailers: dict[str, RolloutTailer] = {}  # realpath → tailer
+        self.shown: dict[str, tuple[str, int]] = {}  # realpath → (thread id, TUI pid)
+        #: records from before the hub started are no news: they notify no one
+        self.started_ms = int(time.time() * 1000)
+
+    async def watch(self) -> None:
+        discovered_at = 0.0
+        while not self.runner.stopped:
+            try:
+                if time.monotonic() - discovered_at >= DISCOVER_S:
+                    discovered_at = time.monotonic()
+                    found = await self.runner.probe(live_threads)
+                    self.shown = {_key(path): (tid, pid) for tid, path, pid in found}
+                await self.read()
+            except Exception:
+                log.exception("following Codex rollouts failed")
+            await self.runner.sleep(TAIL_S)
+
+    def _paths(self) -> dict[str, str]:
+        """realpath → the thread id of every rollout to follow."""
+        fleet = self.hub.fleet.values()
+        paths = {_key(s.transcript_path or ""): s.session_id for s in fleet if _followed(s)}
+        for path, (tid, _pid) in self.shown.items():
+            paths.setdefault(path, tid)
+        return paths
+
+    async def read(self) -> None:
+        fleet = self.hub.fleet
+        taken = {s.pid for s in fleet.values() if s.pid is not None and not s.ended}
+        for path, session_id in self._paths().items():
+            tailer = self.tailers.get(path)
+            first = tailer is None
+            if tailer is None:
+                tailer = self.tailers[path] = RolloutTailer(path)
+            changed = await self.runner.tail(tailer.poll)
+            shown = self.shown.get(path)
+            pid = shown[1] if shown is not None and shown[0] == session_id else None
+            row = fleet.get(session_id)
+            if row is None and pid in taken:
+                pid = None  # its TUI holds another row (a /new the mapping cannot prove)
+            if not (changed or first or (row is None and pid is not None)):
+                continue
+            news = tailer.facts.turn_at >= self.started_ms
+            for signal in rollout_signals(session_id, path, tailer.facts, pid, live=news):
+                self.hub.apply(signal)
+        followed = self._paths()
+        for path in [p for p in self.tailers if p not in followed]:
+            del self.tailers[path]

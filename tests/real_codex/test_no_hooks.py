@@ -1,0 +1,85 @@
+"""Real Codex with no hooks of ours (none installed, no hooks.json at all), a real hub: the row
+still comes, from the TUI process and its thread's rollout — busy on ``task_started``,
+needs-input on an escalated command waiting for its approval, review on ``task_complete``,
+idle on ``turn_aborted`` — with its TUI's pid and pane, the command, the answer and the
+tokens, and it is acted on in its pane."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pmux_widget.core.model import Session, State
+from pmux_widget.demo.claude_env import wait_until
+from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex, codex_processes, daemon_socket_dirs
+from pmux_widget.demo.codex_env import CodexEnv
+from pmux_widget.demo.scripted_responses import ScriptedResponses
+from pmux_widget.runtime.actions import act
+from pmux_widget.runtime.assemble import make_hub
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.home import PmuxHome
+
+from .conftest import unavailable
+
+
+@pytest.fixture
+def bare(tmp_path: Path, codex_cli: Path, responses: ScriptedResponses) -> Iterator[TmuxCodex]:
+    """The TUI at its prompt, its home with no hooks.json; everything it started ended."""
+    if shutil.which("tmux") is None:
+        unavailable("tmux is not installed")
+    env = CodexEnv(responses.base_url, root=tmp_path / "codex")
+    tc = TmuxCodex(env, codex_cli)
+    try:
+        tc.start(timeout=90)
+        yield tc
+    finally:
+        sockets = daemon_socket_dirs(env)
+        tc.close()
+        assert [p.pid for p in codex_processes(env)] == [], "Codex processes left"
+        assert [s for s in sockets if s.exists()] == [], "daemon socket left under /tmp"
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[Hub]:
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    started = make_hub(home=PmuxHome(tmp_path / "pmux").root, claude_home=claude).start()
+    yield started
+    started.stop()
+    assert started.errors == 0
+
+
+def _row(hub: Hub, state: State) -> Session | None:
+    rows = [s for s in hub.sessions() if s.agent == "codex"]
+    return rows[0] if len(rows) == 1 and rows[0].state is state else None
+
+
+def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex) -> None:
+    tc = bare
+    assert not tc.env.hooks_file.exists()
+    tc.type_prompt("please SHELL now")
+    asked = wait_until(lambda: _row(hub, State.NEEDS_INPUT), 60, what="needs-input")
+    assert asked.source == "rollout:waiting"
+    assert (asked.current_tool, asked.tool_summary) == ("Bash", "$ touch approved.txt")
+    assert asked.question is not None and asked.question.kind == "permission"
+    assert asked.last_prompt == "please SHELL now"
+    assert asked.pid == tc.pid  # the TUI's, not the daemon's
+    located = wait_until(lambda: (s := _row(hub, State.NEEDS_INPUT)) and s.tmux and s, 30)
+    assert located.tmux is not None and located.tmux.pane == tc.pane
+    tc.wait_for_screen(APPROVAL)
+    assert act(hub, asked.session_id, "approve").keys == ("y",)
+    done = wait_until(lambda: _row(hub, State.REVIEW), 60, what="review after y")
+    assert done.source in ("action:approve", "rollout:complete")
+    assert done.last_assistant and done.last_assistant.startswith("Done.")
+    assert done.tokens.output > 0 and done.current_tool is None
+
+    act(hub, asked.session_id, "send", text="please SLOW now")
+    wait_until(lambda: _row(hub, State.BUSY), 60, what="busy")
+    tc.wait_for_screen("This answer", 30)
+    assert act(hub, asked.session_id, "interrupt").keys == ("Escape",)
+    idle = wait_until(lambda: _row(hub, State.IDLE), 60, what="idle after Esc")
+    assert idle.source in ("action:interrupt", "rollout:aborted")
+    assert [s.agent for s in hub.sessions()] == ["codex"]  # the title thread is no row
