@@ -24,14 +24,15 @@ from pmux_widget.agents.codex.screen_proof import screen_shows
 from pmux_widget.agents.codex.tui import shown_by
 from pmux_widget.core.model import ActionName, Session, State
 from pmux_widget.system import keys
+from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 from pmux_widget.system.processes import pid_alive
 
 from .action_outcome import ActionError, ActionResult
 from .answering import Order
-from .pane_screen import holder_of, screen_showing, shown_dialog
+from .pane_screen import holder_of, in_another_server, screen_showing, shown_dialog
 
-__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of"]
+__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of", "read_screen"]
 
 #: Codex takes keys that follow typed text within this window for one paste (recorded: an
 #: Enter 0 s after the text stayed in the composer; 0.3-0.5 s later it submitted).
@@ -52,7 +53,7 @@ def _proved(_screen: Screen) -> None:
     return None
 
 
-def pane_of(fleet: Mapping[str, Session], session: Session) -> tuple[Target, Proof]:
+def pane_of(fleet: Mapping[str, Session], session: Session, home: PmuxHome) -> tuple[Target, Proof]:
     """The pane (or terminal) holding the session's Codex TUI — one that may show its thread
     (matched again now, with the other Codex sessions of ``fleet``) — and what its screen
     must show before a key is typed: nothing more when process facts prove that TUI shows
@@ -78,6 +79,7 @@ def pane_of(fleet: Mapping[str, Session], session: Session) -> tuple[Target, Pro
         if shown.proved.get(sid) == pid:
             return holder, _proved
         return holder, _screen_must_show(fleet, session)
+    in_another_server(pid, home)  # that server's hub checks everything again, and types
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal of this server: "
         "none holds its Codex TUI"
@@ -195,8 +197,22 @@ def _screen(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
     return screen_showing(pane, parse_screen, shows, SCREEN_GRACE_S, _POLL_S)
 
 
+def read_screen(
+    fleet: Mapping[str, Session], home: PmuxHome, session: Session
+) -> tuple[str, str | None]:
+    """A peek: the screen of the session's TUI, and what its dialog asks (None: no dialog),
+    after the same proof as an action's (a screen that does not show the session is not
+    shown as its)."""
+    pane, prove = pane_of(fleet, session, home)
+    text = keys.capture(pane)
+    screen = parse_screen(text)
+    prove(screen)
+    return text, screen.dialog.question if screen.dialog is not None else None
+
+
 def act(
     fleet: Mapping[str, Session],
+    home: PmuxHome,
     session: Session,
     order: Order,
     dialog: str | None,
@@ -212,7 +228,7 @@ def act(
         raise ActionError(
             f"{session.name}: Codex takes a free-text answer in its notes field: type it there"
         )
-    pane, prove = pane_of(fleet, session)
+    pane, prove = pane_of(fleet, session, home)
 
     def deciding() -> None:
         if record is not None:

@@ -6,17 +6,19 @@ command its dialog asks for) goes through."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pmux_widget import hooks
+from pmux_widget.agents.codex.screen import parse_screen
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, READY, TmuxCodex
 from pmux_widget.demo.codex_env import CodexEnv
-from pmux_widget.runtime.actions import ActionError, act
+from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.home import PmuxHome
@@ -73,11 +75,14 @@ def test_new_in_a_shared_folder_refuses_what_the_screen_does_not_prove(
     three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
 
     # row one still names the first TUI, which now shows thread three: refused, nothing typed
-    before = tc.screen(first)
+    tc.wait_for_screen("Worked for", 30, pane=first)
     with pytest.raises(ActionError, match="does not show the last prompt sent"):
         act(hub, one.session_id, "send", text="typed into the wrong thread")
+    time.sleep(0.5)  # not a wait for a condition: a typed key would echo within it
     assert "typed into the wrong thread" not in tc.screen(first)
-    assert tc.screen(first) == before
+    assert parse_screen(tc.screen(first)).prompt_text == ""  # the composer still empty
+    with pytest.raises(ActionError, match="does not show the last prompt sent"):
+        peek(hub, one.session_id)  # nor is another thread's screen shown as its
     # row three: process facts place it nowhere they can prove (the limit): no pane, no keys
     assert hub.fleet[three.session_id].pid != tc.pids[1]
     with pytest.raises(ActionError):

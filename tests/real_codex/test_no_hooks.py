@@ -17,7 +17,7 @@ from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex, codex_processes, daemon_socket_dirs
 from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.demo.scripted_responses import ScriptedResponses
-from pmux_widget.runtime.actions import act
+from pmux_widget.runtime.actions import act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.home import PmuxHome
@@ -43,7 +43,9 @@ def bare(tmp_path: Path, codex_cli: Path, responses: ScriptedResponses) -> Itera
 
 
 @pytest.fixture
-def hub(tmp_path: Path) -> Iterator[Hub]:
+def hub(tmp_path: Path, bare: TmuxCodex, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
+    """A hub whose own Codex home is the TUI's (as a user's hub and Codex share ~/.codex)."""
+    monkeypatch.setenv("CODEX_HOME", str(bare.env.codex_home.root))
     claude = tmp_path / "claude"
     claude.mkdir()
     started = make_hub(home=PmuxHome(tmp_path / "pmux").root, claude_home=claude).start()
@@ -70,6 +72,9 @@ def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex) -> None:
     located = wait_until(lambda: (s := _row(hub, State.NEEDS_INPUT)) and s.tmux and s, 30)
     assert located.tmux is not None and located.tmux.pane == tc.pane
     tc.wait_for_screen(APPROVAL)
+    seen = peek(hub, asked.session_id)  # the panel's peek: its pane's screen, read-only
+    assert seen.dialog == "Would you like to run the following command?"
+    assert any(line.strip() == "$ touch approved.txt" for line in seen.lines)
     assert act(hub, asked.session_id, "approve").keys == ("y",)
     done = wait_until(lambda: _row(hub, State.REVIEW), 60, what="review after y")
     assert done.source in ("action:approve", "rollout:complete")

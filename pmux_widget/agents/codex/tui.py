@@ -226,11 +226,12 @@ def _rollout_of(home: str, opening: Opening) -> str | None:
     return None
 
 
-def live_threads() -> list[tuple[str, str, int]]:
-    """(thread id, rollout, TUI pid) of the threads the live TUIs show, hooks or none: the
-    threads opened in each TUI's Codex home since its oldest TUI started, placed in their
-    TUIs as ``core/codex_tui.py`` places them."""
-    tuis = tui_processes()
+def live_threads(homes: Iterable[str]) -> list[tuple[str, str, int]]:
+    """(thread id, rollout, TUI pid) of the threads the live TUIs of ``homes`` (Codex homes,
+    real paths) show, hooks or none: the threads opened in each home since its oldest TUI
+    started, placed in their TUIs as ``core/codex_tui.py`` places them."""
+    wanted = set(homes)
+    tuis = [t for t in tui_processes() if t.home in wanted]
     found: list[Thread] = []
     for home in {t.home for t in tuis}:
         since = min(t.started_ms for t in tuis if t.home == home) - OPENED_SLACK_MS

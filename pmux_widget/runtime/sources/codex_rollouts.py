@@ -1,6 +1,8 @@
 """Codex threads' rollouts, followed: every Codex row's (its answer, current tool, tokens; the
 rollout is Codex's transcript, not Claude's) and every thread a live TUI shows, hooks or
-none (``agents/codex/tui.live_threads``). Without hooks — not installed, not trusted — the
+none (``agents/codex/tui.live_threads``) in the Codex homes this hub follows: its own
+(``$CODEX_HOME``, else ``~/.codex``, as Claude's config dir is the hub's) and those of its
+Codex rows (whose hooks post here). Without hooks — not installed, not trusted — the
 rollout's turn records make the row and its state (``core/rules_rollout.py``), and the TUI
 that shows the thread its pid (then the Locator finds its pane, the exit watcher its end).
 
@@ -14,8 +16,9 @@ import logging
 import os
 import time
 
+from pmux_widget.agents.codex.paths import CodexHome
 from pmux_widget.agents.codex.rollout import RolloutFacts, RolloutTailer
-from pmux_widget.agents.codex.tui import live_threads
+from pmux_widget.agents.codex.tui import home_of_rollout, live_threads
 from pmux_widget.core.model import Session
 from pmux_widget.core.signals import RolloutState, RolloutTurn, Signal, TranscriptUpdate
 from pmux_widget.system.projects import project_name
@@ -102,12 +105,23 @@ class CodexRollouts:
             try:
                 if time.monotonic() - discovered_at >= DISCOVER_S:
                     discovered_at = time.monotonic()
-                    found = await self.runner.probe(live_threads)
+                    found = await self.runner.probe(live_threads, self.homes())
                     self.shown = {_key(path): (tid, pid) for tid, path, pid in found}
                 await self.read()
             except Exception:
                 log.exception("following Codex rollouts failed")
             await self.runner.sleep(TAIL_S)
+
+    def homes(self) -> set[str]:
+        """The Codex homes whose TUIs make rows here (see the module doc)."""
+        homes = {os.path.realpath(CodexHome.resolve().root)}
+        for s in self.hub.fleet.values():
+            home = (
+                home_of_rollout(s.transcript_path) if _followed(s) and s.transcript_path else None
+            )
+            if home is not None:
+                homes.add(os.path.realpath(home))
+        return homes
 
     def _paths(self) -> dict[str, str]:
         """realpath → the thread id of every rollout to follow."""
