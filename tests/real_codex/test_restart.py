@@ -4,17 +4,13 @@ it waits on — and answerable there."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pmux_widget import hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex
-from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.runtime.actions import act
-from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
+
+from .conftest import HubPlace
 
 
 def _row(hub: Hub, state: State) -> Session | None:
@@ -24,14 +20,10 @@ def _row(hub: Hub, state: State) -> Session | None:
 
 
 def test_a_restarted_hub_brings_back_a_waiting_codex_row_answerable(
-    tmp_path: Path, codex_env: CodexEnv, tmux_codex: TmuxCodex
+    hub_place: HubPlace, tmux_codex: TmuxCodex
 ) -> None:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
     tc = tmux_codex
-    first = make_hub(home=home.root, claude_home=claude).start()
+    first = hub_place.start()
     try:
         tc.type_prompt("please SHELL now")
         asked = wait_until(lambda: _row(first, State.NEEDS_INPUT), 60, what="needs-input")
@@ -39,7 +31,7 @@ def test_a_restarted_hub_brings_back_a_waiting_codex_row_answerable(
     finally:
         first.stop()
     assert first.errors == 0
-    again = make_hub(home=home.root, claude_home=claude).start()
+    again = hub_place.start()
     try:
         back = wait_until(lambda: _row(again, State.NEEDS_INPUT), 30, what="the row back")
         assert back.session_id == asked.session_id and back.running and not back.ended
