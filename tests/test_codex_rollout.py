@@ -102,8 +102,9 @@ def turn(kind: sig.RolloutState, at: int, pid: int | None = 42, **extra: Any) ->
 
 def test_a_hookless_row_is_made_by_its_rollout_and_follows_its_turns() -> None:
     assert reduce({}, turn("running", 1_000, pid=None), 1_000).sessions == {}  # no TUI shows it
-    step = reduce({}, turn("running", 1_000), 1_000)
+    step = reduce({}, turn("running", 1_000, last_prompt="fix  it", model="m"), 1_000)
     row = step.sessions[SID]
+    assert (row.last_prompt, row.model) == ("fix it", "m")
     assert (row.agent, row.pid, row.running, row.state, row.source) == (
         "codex", 42, True, State.BUSY, "rollout:running"
     )  # fmt: skip

@@ -89,3 +89,19 @@ def test_a_wrapped_prompt_is_read_whole_and_an_approvals_command() -> None:
     assert approval is not None and approval.command == "touch approved.txt"
     question = screen("question").dialog
     assert question is not None and question.command is None
+
+
+def test_a_screen_is_read_from_its_last_header() -> None:
+    # /new (or /resume) draws a header above the conversation it opens: anything above it
+    # is another thread's, whose prompt must never be taken for this one's
+    old = (SCREENS / "interrupted.txt").read_text()
+    fresh = (SCREENS / "empty.txt").read_text()
+    assert parse_screen(old).sent == "please SLOW again"
+    assert parse_screen(old + fresh).sent is None
+    assert parse_screen(fresh + old).sent == "please SLOW again"
+
+
+def test_an_answer_longer_than_the_screen_keeps_its_prompt_above_it() -> None:
+    # recorded (0.171.0, a 60-line answer in a 40-line pane): the prompt stays at the top,
+    # the answer's last lines right under it, with no blank line between
+    assert screen("long_answer").sent == "please LONG now"

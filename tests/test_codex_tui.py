@@ -6,7 +6,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pmux_widget.core.codex_tui import (
-    Opening,
     Thread,
     Tui,
     is_tui_argv,
@@ -87,46 +86,16 @@ def test_a_match_is_one_to_one_and_never_a_tui_started_after(
         assert started[pid] <= (opened[tid] or 0) + 25
 
 
-def opening(tid: str, opened: int, cwd: str | None = "/p") -> Opening:
-    return Opening(tid, HOME, opened, cwd)
-
-
-def test_proved_only_without_elimination_the_new_case() -> None:
+def test_proved_only_by_an_open_rollout_the_new_and_resume_cases() -> None:
     # the recorded /new case: TUI 1 opened "a", TUI 2 started and opened "b", then TUI 1's
-    # /new opened "c": elimination places "c" in TUI 2 (wrong: it is TUI 1's), and nothing
-    # but the screen can tell; process facts prove none of the three
+    # /new opened "c": elimination places "c" in TUI 2 (wrong: it is TUI 1's)
     tuis = [tui(1, 1_000), tui(2, 11_000)]
     a, b, c = thread("a", 10_000), thread("b", 12_000), thread("c", 13_000)
     assert match_threads([a, b, c], tuis) == {"a": 1, "c": 2}
-    marks = [opening("a", 10_000), opening("b", 12_000), opening("c", 13_000)]
-    assert proved_threads([a, b, c], tuis, marks) == {}
-
-
-def test_proved_one_tui_one_thread_until_a_newer_mark() -> None:
-    a = thread("a", 10_000)
-    assert proved_threads([a], [tui(1, 1_000)], [opening("a", 10_000)]) == {"a": 1}
-    # a /new with no prompt yet: a mark, no rollout, no folder known
-    assert proved_threads([a], [tui(1, 1_000)], [opening("x", 11_000, None)]) == {}
-    # a newer thread of another folder, or opened before the TUI started, is not its
-    assert proved_threads([a], [tui(1, 1_000)], [opening("x", 11_000, "/q")]) == {"a": 1}
-    assert proved_threads([thread("a", 10_000)], [tui(1, 9_500)], [opening("x", 9_000)]) == {"a": 1}
-
-
-def test_proved_two_tuis_before_one_thread_and_an_open_rollout() -> None:
-    a = thread("a", 10_000)
-    assert proved_threads([a], [tui(1, 1_000), tui(2, 2_000)], []) == {}
+    assert proved_threads([a, b, c], tuis) == {}
+    # one TUI, one thread: placed, yet a /resume of an older thread leaves no trace
+    assert match_threads([a], [tui(1, 1_000)]) == {"a": 1}
+    assert proved_threads([a], [tui(1, 1_000)]) == {}
+    # a --no-daemon TUI holds the rollout it shows
     holder = tui(2, 2_000, rollouts=frozenset({a.rollout}))
-    assert proved_threads([a], [tui(1, 1_000), holder], [opening("b", 12_000)]) == {"a": 2}
-
-
-@given(
-    st.lists(st.integers(0, 100_000), min_size=1, max_size=4, unique=True),
-    st.lists(st.integers(0, 100_000), min_size=1, max_size=4, unique=True),
-)
-def test_what_is_proved_is_also_placed(starts: list[int], opens: list[int]) -> None:
-    tuis = [tui(i + 1, s) for i, s in enumerate(starts)]
-    threads = [thread(f"t{i}", o) for i, o in enumerate(opens)]
-    marks = [opening(t.thread_id, t.opened_ms or 0) for t in threads]
-    proved = proved_threads(threads, tuis, marks)
-    placed = match_threads(threads, tuis)
-    assert all(placed.get(tid) == pid for tid, pid in proved.items())
+    assert proved_threads([a, b], [tui(1, 1_000), holder]) == {"a": 2}

@@ -12,15 +12,14 @@ proved from the TUI process (``docs/codex-behaviour.md``):
   the candidates of the others shrink until nothing more is proved. Two TUIs started before
   a thread of their folder leave it unproved: no pid, no pane, no action (never a guess).
 
-That elimination assumes a TUI opens one thread, and ``/new`` breaks it: a TUI that starts a
-second thread after another TUI of its home and folder started leaves its newer thread with
-both TUIs as candidates, and its first thread spends it, so the newer thread is "proved" to
-the other TUI (``docs/codex-behaviour.md``). So :func:`match_threads` places rows (a pid, a
-pane), and :func:`proved_threads` says which of them hold by process facts alone: an open
-rollout, or a thread that only one TUI can have opened and after which that TUI can have
-opened no other (``/new`` makes the new thread's mark at once, before its rollout: an
-:class:`Opening` with no folder yet). Actions on a row that is not proved so need its screen
-to show the thread (``agents/codex/screen_proof.py``).
+That elimination assumes a TUI shows the thread it opened last, and ``/new`` and ``/resume``
+break it: a TUI that starts a second thread after another TUI of its home and folder started
+leaves its newer thread with both TUIs as candidates, and its first thread spends it, so the
+newer thread is "proved" to the other TUI; a ``/resume`` of an older thread leaves no trace
+at all (recorded: no mark touched, nothing written until its next prompt). So
+:func:`match_threads` places rows (a pid, a pane) and :func:`proved_threads` says which of
+them hold by process facts alone: only a ``--no-daemon`` TUI's open rollout. An action on any
+other row needs its TUI's screen to show the thread (``agents/codex/screen_proof.py``).
 
 The daemon, its ``pid-update-loop`` and anything else that is not a TUI are recognised by
 their argv (:data:`NOT_A_TUI`), never rows. No I/O here: the facts come from
@@ -95,8 +94,8 @@ class Thread:
 @dataclass(frozen=True, slots=True)
 class Opening:
     """A thread some TUI of ``home`` opened at ``opened_ms`` (its
-    ``tui-thread-reference-capabilities`` mark); its folder when known (a thread just made by
-    ``/new`` has no rollout yet: None, any folder of the home)."""
+    ``tui-thread-reference-capabilities`` mark, made at once by ``/new``, before the thread
+    has a rollout); its folder when known."""
 
     thread_id: str
     home: str
@@ -159,36 +158,13 @@ def _holder(thread: Thread, tuis: Sequence[Tui]) -> int | None:
     return holders[0] if len(holders) == 1 else None
 
 
-def _opened_later(tui: Tui, thread: Thread, opening: Opening) -> bool:
-    """``tui`` may have opened ``opening`` after ``thread`` (and show it now instead)."""
-    return (
-        opening.thread_id != thread.thread_id
-        and opening.home == tui.home
-        and opening.cwd in (None, tui.cwd)
-        and opening.opened_ms > (thread.opened_ms or 0)
-        and tui.started_ms <= opening.opened_ms + OPENED_SLACK_MS
-    )
-
-
-def proved_threads(
-    threads: Iterable[Thread], tuis: Iterable[Tui], openings: Iterable[Opening]
-) -> Mapping[str, int]:
-    """Thread id → the TUI that shows it by process facts alone (no elimination): the one TUI
-    holding its rollout open; else the one TUI of its home and folder started before it
-    opened, when no thread opened since could be that TUI's (see the module doc)."""
+def proved_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str, int]:
+    """Thread id → the TUI that shows it by process facts alone: the one TUI holding its
+    rollout open (``--no-daemon``). Under the daemon nothing proves it (see the module doc)."""
     tuis = list(tuis)
-    openings = list(openings)
     found: dict[str, int] = {}
     for thread in threads:
         holder = _holder(thread, tuis)
         if holder is not None:
             found[thread.thread_id] = holder
-            continue
-        only = candidates(thread, tuis)
-        if len(only) != 1:
-            continue
-        pid = next(iter(only))
-        tui = next(t for t in tuis if t.pid == pid)
-        if not any(_opened_later(tui, thread, o) for o in openings):
-            found[thread.thread_id] = pid
     return found

@@ -9,7 +9,7 @@ Once a hook of the session arrives, hooks decide and the rollout only fills in f
 from __future__ import annotations
 
 from . import signals as sig
-from .model import Cause, Session, State, Tracking, source_text
+from .model import Cause, Session, State, Tracking, clip, source_text
 from .transitions import StepEdits, move, named, project_of
 
 __all__ = ["on_rollout_turn"]
@@ -34,6 +34,8 @@ def on_rollout_turn(step: StepEdits, signal: sig.RolloutTurn) -> None:
             state_since=signal.at,
             running=True,
             pid=signal.pid,
+            last_prompt=clip(signal.last_prompt),
+            model=signal.model,
             source=source_text(_MOVES[signal.turn][1]),
             tracking=Tracking(first_seen=step.now),
         )

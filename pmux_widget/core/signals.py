@@ -355,6 +355,10 @@ class RolloutTurn(Signal):
     tool_name: str | None = None
     tool_summary: str | None = None
     question: Question | None = None
+    #: the thread's prompt and model, for a row it makes (the rest follows at once, as a
+    #: TranscriptUpdate: a row that tells what it waits on already says what it was asked)
+    last_prompt: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

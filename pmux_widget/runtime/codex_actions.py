@@ -1,10 +1,11 @@
 """Acting on a Codex session: the checks and keys of ``runtime/actions.py``, with Codex's facts.
 
-* Its pane: the session's pid is the Codex TUI the mapping places it in (``core/codex_tui.py``,
-  matched again now), and a tmux pane or JupyterLab terminal holds it. When process facts
-  alone do not prove that TUI shows this thread (two TUIs of one home and folder, a ``/new``),
-  its screen must (``agents/codex/screen_proof.py``: the dialog's command or question, else
-  the last prompt sent, is this session's and no other's), or nothing is typed.
+* Its pane: the session's pid is a Codex TUI that may show its thread (``core/codex_tui.py``,
+  matched again now), and a tmux pane or JupyterLab terminal holds it (another server's
+  terminal: the action goes to that server's hub). Under the shared daemon process facts
+  never prove which thread a TUI shows now (``/new``, ``/resume``), so its screen must
+  (``agents/codex/screen_proof.py``: the dialog's command or question, else the last prompt
+  sent, is this session's and no other's), or nothing is typed.
 * Its screen (``agents/codex/screen.py``): approve and deny answer an approval dialog, by the
   choice's label with the key the dialog prints for it (``y``; ``esc`` for "No, and tell Codex
   what to do differently"); interrupt needs a running turn or a dialog (Esc); send an empty
@@ -97,7 +98,7 @@ def _screen_must_show(fleet: Mapping[str, Session], session: Session) -> Proof:
         refused = screen_shows(screen, session, rivals)
         if refused is not None:
             raise ActionError(
-                f"{refused}; another thread may be on that TUI (a /new), so nothing was typed"
+                f"{refused}; its TUI may show another thread (/new, /resume): nothing was typed"
             )
 
     return prove

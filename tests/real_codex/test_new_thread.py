@@ -7,33 +7,16 @@ command its dialog asks for) goes through."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from pmux_widget import hooks
 from pmux_widget.agents.codex.screen import parse_screen
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, READY, TmuxCodex
 from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.runtime.actions import ActionError, act, peek
-from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
-
-
-@pytest.fixture
-def hub(tmp_path: Path, codex_env: CodexEnv) -> Iterator[Hub]:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
-    started = make_hub(home=home.root, claude_home=claude).start()
-    yield started
-    started.stop()
-    assert started.errors == 0
 
 
 def _row(hub: Hub, prompt: str, state: State = State.REVIEW) -> Session | None:
@@ -97,3 +80,11 @@ def test_new_in_a_shared_folder_refuses_what_the_screen_does_not_prove(
     assert act(hub, two.session_id, "approve").keys == ("y",)
     done = wait_until(lambda: _row(hub, "please SHELL now"), 60, what="review after y")
     assert done.session_id == two.session_id
+
+    # an answer longer than the pane: the TUI keeps the prompt it answers on screen above it
+    act(hub, two.session_id, "send", text="please LONG now")
+    wait_until(lambda: _row(hub, "please LONG now"), 60, what="review after the long answer")
+    shown = tc.wait_for_screen("line 60 of a long answer", 30, pane=second)
+    assert "line 1 of a long answer" not in shown
+    assert act(hub, two.session_id, "send", text="hello after").keys == ("<text>", "Enter")
+    wait_until(lambda: _row(hub, "hello after"), 60, what="review after the last prompt")

@@ -58,6 +58,10 @@ _CHOICE = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s*$")
 _KEY = re.compile(r"^(.*?)\s+\((\w+)\)$")
 _DIALOG_END = re.compile(r"^\s*(Press enter to confirm|tab to add notes|enter to submit)")
 _WORKING = re.compile(r"Working \(.*esc to interrupt\)")
+#: What the TUI draws at the start of a line of its own (an answer, a tool, a notice): never
+#: a wrapped prompt's.
+_MARKS = frozenset("•└✔✗■⚠")
+_HEADER = re.compile(r"^\W*>_ OpenAI Codex \(v")
 _TURN_ENDED = re.compile(r"^\s*(Worked for\b|■ Conversation interrupted)")
 
 
@@ -125,7 +129,13 @@ class Screen:
 
 
 def parse_screen(text: str) -> Screen:
+    """What ``text`` (a capture, maybe with scrollback above it) shows of the conversation
+    on screen: the lines from its last header on (``/new`` and ``/resume`` draw one above
+    the conversation they open: what is above it is another thread's)."""
     lines = screen_lines(text)
+    headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
+    if headers:
+        lines = lines[headers[-1] :]
     at, dialog = _dialog(lines)
     prompt = None if dialog is not None else _composer(lines)
     prompts = _prompt_lines(lines)
@@ -147,13 +157,14 @@ def _dialog(lines: list[str]) -> tuple[int, Dialog | None]:
 
 def _sent(lines: list[str], prompts: list[int], end: int) -> str | None:
     """The last prompt sent above line ``end``: its ``›`` line and the indented lines it
-    wrapped onto, whitespace collapsed."""
+    wrapped onto, whitespace collapsed. (An answer longer than the screen is drawn right
+    under the prompt it answers, kept at the top: its lines start with a mark.)"""
     before = [i for i in prompts if i < end]
     if not before:
         return None
     parts = [lines[before[-1]][len(_PROMPT) :]]
     for line in lines[before[-1] + 1 : end]:
-        if not line.startswith("  ") or not line.strip():
+        if not line.startswith("  ") or not line.strip() or line.strip()[0] in _MARKS:
             break
         parts.append(line)
     return " ".join(" ".join(parts).split()) or None

@@ -191,10 +191,9 @@ def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
     if not facts:
         return Shown({}, {}, {})
     tuis = tui_processes()
-    marks = [o for home in {t.home for t in facts} for o in openings(home, facts)]
     return Shown(
         dict(match_threads(facts, tuis)),
-        dict(proved_threads(facts, tuis, marks)),
+        dict(proved_threads(facts, tuis)),
         {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
     )
 

@@ -63,6 +63,8 @@ def rollout_signals(
             tool_name=facts.tool_name,
             tool_summary=facts.tool_summary,
             question=waits,
+            last_prompt=facts.last_prompt,
+            model=facts.model,
         ),
         TranscriptUpdate(
             at=facts.last_record_at or 0,
