@@ -91,6 +91,8 @@ class SessionsView(Protocol):
 
 #: Agents acted on by a module of their own (the proof of their pane, their screen, their keys).
 _OWN_ACTIONS = {"codex": codex_actions.act}
+#: ... and read by one (a peek: the same proof, nothing typed).
+_OWN_PEEKS = {"codex": codex_actions.read_screen}
 
 #: Which states each action answers.
 _ALLOWED: dict[ActionName, frozenset[State]] = {
@@ -267,8 +269,8 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
     try:
-        if session.agent in _OWN_ACTIONS:
-            text, title = codex_actions.read_screen(view.fleet, _home_of(view), session)
+        if session.agent in _OWN_PEEKS:
+            text, title = _OWN_PEEKS[session.agent](view.fleet, _home_of(view), session)
             return Peek(last_lines(text, lines), title)
         target = _pane_of(view, session)
     except InAnotherProcess as elsewhere:
