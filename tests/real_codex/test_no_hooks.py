@@ -20,6 +20,7 @@ from pmux_widget.demo.scripted_responses import ScriptedResponses
 from pmux_widget.runtime.actions import act, peek
 from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
+from pmux_widget.runtime.snapshot import compute_snapshot
 from pmux_widget.system.home import PmuxHome
 
 from .conftest import unavailable
@@ -59,7 +60,7 @@ def _row(hub: Hub, state: State) -> Session | None:
     return rows[0] if len(rows) == 1 and rows[0].state is state else None
 
 
-def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex) -> None:
+def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex, tmp_path: Path) -> None:
     tc = bare
     assert not tc.env.hooks_file.exists()
     tc.type_prompt("please SHELL now")
@@ -71,6 +72,11 @@ def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex) -> None:
     assert asked.pid == tc.pid  # the TUI's, not the daemon's
     located = wait_until(lambda: (s := _row(hub, State.NEEDS_INPUT)) and s.tmux and s, 30)
     assert located.tmux is not None and located.tmux.pane == tc.pane
+    # `pmux-widget status` with no hub reads the same from the files and processes
+    alone = compute_snapshot(PmuxHome(tmp_path / "no-hub"), tmp_path / "claude")["sessions"]
+    assert [(s["session_id"], s["state"], s["pid"]) for s in alone] == [
+        (asked.session_id, "needs-input", tc.pid)
+    ]
     tc.wait_for_screen(APPROVAL)
     seen = peek(hub, asked.session_id)  # the panel's peek: its pane's screen, read-only
     assert seen.dialog == "Would you like to run the following command?"

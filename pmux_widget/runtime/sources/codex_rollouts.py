@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterable, Mapping
 
 from pmux_widget.agents.codex.paths import CodexHome
 from pmux_widget.agents.codex.rollout import RolloutFacts, RolloutTailer
@@ -26,7 +27,14 @@ from pmux_widget.system.projects import project_name
 from ..protocols import HubView
 from .runner import Runner
 
-__all__ = ["CodexRollouts", "rollout_signals"]
+__all__ = [
+    "CodexRollouts",
+    "codex_homes",
+    "pid_of",
+    "rollout_signals",
+    "shown_threads",
+    "to_follow",
+]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +97,43 @@ def _followed(session: Session) -> bool:
     return session.agent == "codex" and not session.ended and bool(session.transcript_path)
 
 
+def codex_homes(fleet: Iterable[Session]) -> set[str]:
+    """The Codex homes whose TUIs make rows (see the module doc), real paths."""
+    homes = {os.path.realpath(CodexHome.resolve().root)}
+    for s in fleet:
+        home = home_of_rollout(s.transcript_path) if _followed(s) and s.transcript_path else None
+        if home is not None:
+            homes.add(os.path.realpath(home))
+    return homes
+
+
+#: realpath of a rollout → (thread id, the pid of the TUI it is placed in)
+Shown = dict[str, tuple[str, int]]
+
+
+def shown_threads(fleet: Iterable[Session]) -> Shown:
+    """What the live TUIs of the homes ``fleet``'s rows name show (blocking: /proc)."""
+    found = live_threads(codex_homes(fleet))
+    return {_key(path): (tid, pid) for tid, path, pid in found}
+
+
+def to_follow(fleet: Iterable[Session], shown: Shown) -> dict[str, str]:
+    """realpath → the thread id of every rollout to follow: the Codex rows' and the shown."""
+    paths = {_key(s.transcript_path or ""): s.session_id for s in fleet if _followed(s)}
+    for path, (tid, _pid) in shown.items():
+        paths.setdefault(path, tid)
+    return paths
+
+
+def pid_of(fleet: Mapping[str, Session], shown: Shown, path: str, session_id: str) -> int | None:
+    """The TUI that makes the row of ``session_id`` when it has none: the one its thread is
+    placed in, unless another row holds that TUI (a /new nothing proves)."""
+    placed = shown.get(path)
+    pid = placed[1] if placed is not None and placed[0] == session_id else None
+    taken = {s.pid for s in fleet.values() if s.pid is not None and not s.ended}
+    return None if session_id not in fleet and pid in taken else pid
+
+
 class CodexRollouts:
     """The follower of one hub's Codex rollouts (its loop on the hub's loop, reads on the
     worker threads)."""
@@ -97,7 +142,7 @@ class CodexRollouts:
         self.hub = hub
         self.runner = runner
         self.tailers: dict[str, RolloutTailer] = {}  # realpath → tailer
-        self.shown: dict[str, tuple[str, int]] = {}  # realpath → (thread id, TUI pid)
+        self.shown: Shown = {}
         #: records from before the hub started are no news: they notify no one
         self.started_ms = int(time.time() * 1000)
 
@@ -107,51 +152,27 @@ class CodexRollouts:
             try:
                 if time.monotonic() - discovered_at >= DISCOVER_S:
                     discovered_at = time.monotonic()
-                    found = await self.runner.probe(live_threads, self.homes())
-                    self.shown = {_key(path): (tid, pid) for tid, path, pid in found}
+                    rows = list(self.hub.fleet.values())
+                    self.shown = await self.runner.probe(shown_threads, rows)
                 await self.read()
             except Exception:
                 log.exception("following Codex rollouts failed")
             await self.runner.sleep(TAIL_S)
 
-    def homes(self) -> set[str]:
-        """The Codex homes whose TUIs make rows here (see the module doc)."""
-        homes = {os.path.realpath(CodexHome.resolve().root)}
-        for s in self.hub.fleet.values():
-            home = (
-                home_of_rollout(s.transcript_path) if _followed(s) and s.transcript_path else None
-            )
-            if home is not None:
-                homes.add(os.path.realpath(home))
-        return homes
-
-    def _paths(self) -> dict[str, str]:
-        """realpath → the thread id of every rollout to follow."""
-        fleet = self.hub.fleet.values()
-        paths = {_key(s.transcript_path or ""): s.session_id for s in fleet if _followed(s)}
-        for path, (tid, _pid) in self.shown.items():
-            paths.setdefault(path, tid)
-        return paths
-
     async def read(self) -> None:
         fleet = self.hub.fleet
-        taken = {s.pid for s in fleet.values() if s.pid is not None and not s.ended}
-        for path, session_id in self._paths().items():
+        for path, session_id in to_follow(fleet.values(), self.shown).items():
             tailer = self.tailers.get(path)
             first = tailer is None
             if tailer is None:
                 tailer = self.tailers[path] = RolloutTailer(path)
             changed = await self.runner.tail(tailer.poll)
-            shown = self.shown.get(path)
-            pid = shown[1] if shown is not None and shown[0] == session_id else None
-            row = fleet.get(session_id)
-            if row is None and pid in taken:
-                pid = None  # its TUI holds another row (a /new the mapping cannot prove)
-            if not (changed or first or (row is None and pid is not None)):
+            pid = pid_of(fleet, self.shown, path, session_id)
+            if not (changed or first or (session_id not in fleet and pid is not None)):
                 continue
             news = tailer.facts.turn_at >= self.started_ms
             for signal in rollout_signals(session_id, path, tailer.facts, pid, live=news):
                 self.hub.apply(signal)
-        followed = self._paths()
+        followed = to_follow(self.hub.fleet.values(), self.shown)
         for path in [p for p in self.tailers if p not in followed]:
             del self.tailers[path]
