@@ -6,6 +6,7 @@ tokens, and it is acted on in its pane."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,13 @@ import pytest
 
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
-from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex, codex_processes, daemon_socket_dirs
+from pmux_widget.demo.codex_cli import (
+    APPROVAL,
+    QUESTION,
+    TmuxCodex,
+    codex_processes,
+    daemon_socket_dirs,
+)
 from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.demo.scripted_responses import ScriptedResponses
 from pmux_widget.runtime.actions import act, peek
@@ -94,3 +101,21 @@ def test_a_codex_row_without_hooks(hub: Hub, bare: TmuxCodex, tmp_path: Path) ->
     idle = wait_until(lambda: _row(hub, State.IDLE), 60, what="idle after Esc")
     assert idle.source in ("action:interrupt", "rollout:aborted")
     assert [s.agent for s in hub.sessions()] == ["codex"]  # the title thread is no row
+
+
+def test_a_plan_mode_question_without_hooks_answered_by_label(
+    hub: Hub, bare: TmuxCodex, responses: ScriptedResponses
+) -> None:
+    tc = bare
+    tc.plan_mode()
+    tc.type_prompt("please ASK now")
+    asked = wait_until(lambda: _row(hub, State.NEEDS_INPUT), 60, what="the question")
+    assert asked.source == "rollout:waiting"
+    assert asked.question is not None and asked.question.kind == "question"
+    (ask,) = asked.question.questions
+    assert ask.question == "Which color should the banner be?" and "Blue" in ask.labels
+    tc.wait_for_screen(QUESTION)
+    assert act(hub, asked.session_id, "answer", options=["Blue"]).keys == ("Down", "Enter")
+    done = wait_until(lambda: _row(hub, State.REVIEW), 60, what="review after the answer")
+    assert done.question is None
+    assert any("Blue" in json.dumps(r.last_input()) for r in responses.responses())
