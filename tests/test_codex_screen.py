@@ -64,3 +64,44 @@ def test_the_working_line_is_a_running_turn() -> None:
     )
     assert parse_screen(text).busy
     assert not parse_screen("").busy and parse_screen("").prompt_text is None
+
+
+@pytest.mark.parametrize(
+    ("name", "sent"),
+    [
+        ("approval", "please SHELL now"),  # above the dialog
+        ("question", "please ASK now"),
+        ("typed", "please SLOW now"),  # above the composer, whatever it holds
+        ("busy", "please SLOW now"),
+        ("busy3", "please SLOW again"),
+        ("interrupted", "please SLOW again"),
+        ("empty", None),  # a new conversation: nothing sent yet
+    ],
+)
+def test_the_last_prompt_sent_on_screen(name: str, sent: str | None) -> None:
+    assert screen(name).sent == sent
+
+
+def test_a_wrapped_prompt_is_read_whole_and_an_approvals_command() -> None:
+    text = "› a long prompt that\n  wraps onto two lines\n\n• Hello.\n\n› \n\n  footer\n"
+    assert parse_screen(text).sent == "a long prompt that wraps onto two lines"
+    approval = screen("approval").dialog
+    assert approval is not None and approval.command == "touch approved.txt"
+    question = screen("question").dialog
+    assert question is not None and question.command is None
+
+
+def test_a_screen_is_read_from_its_last_header() -> None:
+    # /new (or /resume) draws a header above the conversation it opens: anything above it
+    # is another thread's, whose prompt must never be taken for this one's
+    old = (SCREENS / "interrupted.txt").read_text()
+    fresh = (SCREENS / "empty.txt").read_text()
+    assert parse_screen(old).sent == "please SLOW again"
+    assert parse_screen(old + fresh).sent is None
+    assert parse_screen(fresh + old).sent == "please SLOW again"
+
+
+def test_an_answer_longer_than_the_screen_keeps_its_prompt_above_it() -> None:
+    # recorded (0.171.0, a 60-line answer in a 40-line pane): the prompt stays at the top,
+    # the answer's last lines right under it, with no blank line between
+    assert screen("long_answer").sent == "please LONG now"

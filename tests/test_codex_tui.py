@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmux_widget.core.codex_tui import Thread, Tui, is_tui_argv, match_threads
+from pmux_widget.core.codex_tui import (
+    Thread,
+    Tui,
+    is_tui_argv,
+    match_threads,
+    proved_threads,
+)
 
 HOME = "/h/.codex"
 
@@ -78,3 +84,18 @@ def test_a_match_is_one_to_one_and_never_a_tui_started_after(
     opened = {t.thread_id: t.opened_ms for t in threads}
     for tid, pid in found.items():
         assert started[pid] <= (opened[tid] or 0) + 25
+
+
+def test_proved_only_by_an_open_rollout_the_new_and_resume_cases() -> None:
+    # the recorded /new case: TUI 1 opened "a", TUI 2 started and opened "b", then TUI 1's
+    # /new opened "c": elimination places "c" in TUI 2 (wrong: it is TUI 1's)
+    tuis = [tui(1, 1_000), tui(2, 11_000)]
+    a, b, c = thread("a", 10_000), thread("b", 12_000), thread("c", 13_000)
+    assert match_threads([a, b, c], tuis) == {"a": 1, "c": 2}
+    assert proved_threads([a, b, c], tuis) == {}
+    # one TUI, one thread: placed, yet a /resume of an older thread leaves no trace
+    assert match_threads([a], [tui(1, 1_000)]) == {"a": 1}
+    assert proved_threads([a], [tui(1, 1_000)]) == {}
+    # a --no-daemon TUI holds the rollout it shows
+    holder = tui(2, 2_000, rollouts=frozenset({a.rollout}))
+    assert proved_threads([a, b], [tui(1, 1_000), holder]) == {"a": 2}

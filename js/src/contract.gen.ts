@@ -374,6 +374,10 @@ export const SOURCE_LABELS: Readonly<Record<string, string>> = {
   "background:stopped": "stopped",
   "background:removed": "removed (claude rm)",
   "pid:spare": "a spare worker, not a session",
+  "rollout:running": "working",
+  "rollout:waiting": "waiting for you",
+  "rollout:complete": "finished its turn",
+  "rollout:aborted": "interrupted",
   "wait:background-agent": "waiting for a background agent"
 };
 

@@ -38,6 +38,8 @@ class AgentFacts:
     question_tools: frozenset[str] = frozenset()
     #: hook events that end a turn with no answer (Esc, an approval declined): idle
     interrupt_events: frozenset[str] = frozenset()
+    #: its transcript is Claude Code's JSONL (Codex's rollout is read by its own reader)
+    claude_transcript: bool = True
 
 
 FACTS: dict[Agent, AgentFacts] = {
@@ -51,6 +53,7 @@ FACTS: dict[Agent, AgentFacts] = {
         hook_pane_is_its_own=False,
         question_tools=frozenset({"request_user_input"}),
         interrupt_events=frozenset({"Interrupt"}),
+        claude_transcript=False,
     ),
 }
 

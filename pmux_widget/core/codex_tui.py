@@ -12,6 +12,15 @@ proved from the TUI process (``docs/codex-behaviour.md``):
   the candidates of the others shrink until nothing more is proved. Two TUIs started before
   a thread of their folder leave it unproved: no pid, no pane, no action (never a guess).
 
+That elimination assumes a TUI shows the thread it opened last, and ``/new`` and ``/resume``
+break it: a TUI that starts a second thread after another TUI of its home and folder started
+leaves its newer thread with both TUIs as candidates, and its first thread spends it, so the
+newer thread is "proved" to the other TUI; a ``/resume`` of an older thread leaves no trace
+at all (recorded: no mark touched, nothing written until its next prompt). So
+:func:`match_threads` places rows (a pid, a pane) and :func:`proved_threads` says which of
+them hold by process facts alone: only a ``--no-daemon`` TUI's open rollout. An action on any
+other row needs its TUI's screen to show the thread (``agents/codex/screen_proof.py``).
+
 The daemon, its ``pid-update-loop`` and anything else that is not a TUI are recognised by
 their argv (:data:`NOT_A_TUI`), never rows. No I/O here: the facts come from
 ``agents/codex/tui.py``.
@@ -22,7 +31,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["NOT_A_TUI", "OPENED_SLACK_MS", "Thread", "Tui", "is_tui_argv", "match_threads"]
+__all__ = [
+    "NOT_A_TUI",
+    "OPENED_SLACK_MS",
+    "Opening",
+    "Thread",
+    "Tui",
+    "candidates",
+    "is_tui_argv",
+    "match_threads",
+    "proved_threads",
+]
 
 #: argv words of Codex processes that are not a TUI: the shared daemon (``app-server --listen
 #: unix:// … --managed-daemon``), its ``app-server daemon pid-update-loop``, a headless run.
@@ -72,7 +91,21 @@ class Thread:
     opened_ms: int | None
 
 
-def _candidates(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A thread some TUI of ``home`` opened at ``opened_ms`` (its
+    ``tui-thread-reference-capabilities`` mark, made at once by ``/new``, before the thread
+    has a rollout); its folder when known."""
+
+    thread_id: str
+    home: str
+    opened_ms: int
+    cwd: str | None = None
+
+
+def candidates(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
+    """The TUIs that may have opened ``thread``: of its home and folder, started before it
+    opened (a ``--no-daemon`` TUI only by the rollout it holds)."""
     if thread.opened_ms is None:
         return set()
     return {
@@ -91,14 +124,14 @@ def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str
     found: dict[str, int] = {}
     pending: list[Thread] = []
     for thread in threads:
-        holder = [t.pid for t in tuis if thread.rollout in t.rollouts]
-        if len(holder) == 1:
-            found[thread.thread_id] = holder[0]
+        holder = _holder(thread, tuis)
+        if holder is not None:
+            found[thread.thread_id] = holder
         else:
             pending.append(thread)
     # newest first: a TUI shows its newest thread, so it is spent for the older ones
     pending.sort(key=lambda th: th.opened_ms or 0, reverse=True)
-    candidates = {th.thread_id: _candidates(th, tuis) for th in pending}
+    may_show = {th.thread_id: candidates(th, tuis) for th in pending}
     spent = set(found.values())
     progress = True
     while progress:
@@ -106,15 +139,32 @@ def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str
         for thread in pending:
             if thread.thread_id in found:
                 continue
-            left = candidates[thread.thread_id] - spent
+            left = may_show[thread.thread_id] - spent
             newer_rivals = any(
                 other.thread_id not in found
                 and (other.opened_ms or 0) > (thread.opened_ms or 0)
-                and candidates[other.thread_id] - spent == left
+                and may_show[other.thread_id] - spent == left
                 for other in pending
             )
             if len(left) == 1 and not newer_rivals:
                 found[thread.thread_id] = next(iter(left))
                 spent |= left
                 progress = True
+    return found
+
+
+def _holder(thread: Thread, tuis: Sequence[Tui]) -> int | None:
+    holders = [t.pid for t in tuis if thread.rollout in t.rollouts]
+    return holders[0] if len(holders) == 1 else None
+
+
+def proved_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str, int]:
+    """Thread id → the TUI that shows it by process facts alone: the one TUI holding its
+    rollout open (``--no-daemon``). Under the daemon nothing proves it (see the module doc)."""
+    tuis = list(tuis)
+    found: dict[str, int] = {}
+    for thread in threads:
+        holder = _holder(thread, tuis)
+        if holder is not None:
+            found[thread.thread_id] = holder
     return found

@@ -540,6 +540,10 @@ SOURCE_LABELS: Mapping[str, str] = {
     "background:stopped": "stopped",
     "background:removed": "removed (claude rm)",
     "pid:spare": "a spare worker, not a session",
+    "rollout:running": "working",
+    "rollout:waiting": "waiting for you",
+    "rollout:complete": "finished its turn",
+    "rollout:aborted": "interrupted",
     # Not sent yet: the tracker does not tell a turn that waits for a background agent apart.
     "wait:background-agent": "waiting for a background agent",
 }

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .hook_signals import (
     HOOK_EVENTS,
@@ -50,7 +51,11 @@ from .model import (
     TranscriptEnding,
     as_pid_status,
 )
+from .question import Question
 from .signal_base import Invalid, Signal
+
+#: A Codex turn as its rollout tells it (see :class:`RolloutTurn`).
+RolloutState = Literal["running", "waiting", "complete", "aborted"]
 
 __all__ = [
     "HOOK_EVENTS",
@@ -78,6 +83,8 @@ __all__ = [
     "PreToolUse",
     "ProcessGone",
     "Recover",
+    "RolloutState",
+    "RolloutTurn",
     "Seen",
     "SessionEnd",
     "SessionStart",
@@ -329,6 +336,29 @@ class Origin(Signal):
     program: str
     kernel_id: str | None = None
     notebook: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RolloutTurn(Signal):
+    """Where a Codex thread's turn is by its rollout (``at``: the record that said so):
+    ``running`` (``task_started``), ``waiting`` (a call in flight that waits on the user:
+    ``question`` says what it asks), ``complete`` (``task_complete``), ``aborted``
+    (``turn_aborted``). With ``pid`` (the TUI that shows the thread) it makes the row of a
+    thread whose hooks do not run; hooks, once any arrive, decide the state instead."""
+
+    session_id: str
+    turn: RolloutState
+    pid: int | None = None
+    transcript_path: str | None = None
+    cwd: str | None = None
+    project: str | None = None
+    tool_name: str | None = None
+    tool_summary: str | None = None
+    question: Question | None = None
+    #: the thread's prompt and model, for a row it makes (the rest follows at once, as a
+    #: TranscriptUpdate: a row that tells what it waits on already says what it was asked)
+    last_prompt: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -42,6 +42,7 @@ from .rules_process import (
     on_restart,
     on_seen,
 )
+from .rules_rollout import on_rollout_turn
 from .wording import notification_text
 
 __all__ = [
@@ -94,6 +95,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_recover(step, signal)
         case sig.Locate():
             on_locate(step, signal)
+        case sig.RolloutTurn():
+            on_rollout_turn(step, signal)
         case sig.InTerminal():
             on_in_terminal(step, signal)
         case sig.BackgroundGone():

@@ -121,6 +121,10 @@ Cause = Literal[
     "background:stopped",
     "background:removed",
     "pid:spare",
+    "rollout:running",
+    "rollout:waiting",
+    "rollout:complete",
+    "rollout:aborted",
 ]
 
 #: What a user can do to a session from the widget, the API, the CLI or HTTP (``stop`` and

@@ -17,6 +17,7 @@ What it answers, by a keyword in the last user message (the scripts tests need):
   makes Codex (approval policy ``on-request``) ask for approval;
 * ``ASK``: a ``request_user_input`` question (Codex shows it in Plan mode only);
 * ``SLOW``: text streamed at one word every :attr:`ScriptedResponses.slow_interval` seconds;
+* ``LONG``: :data:`LONG_TEXT`, a list longer than a 40-line pane (the prompt scrolls off);
 * ``TOOLS<n>``: ``n`` successive ``exec_command`` calls that need no approval (``true``);
 * anything else: :data:`HELLO`.
 
@@ -41,10 +42,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HELLO", "SLOW_TEXT", "ResponsesRequest", "ScriptedResponses", "main"]
+__all__ = ["HELLO", "LONG_TEXT", "SLOW_TEXT", "ResponsesRequest", "ScriptedResponses", "main"]
 
 HELLO = "Hello from the mock model."
 SLOW_TEXT = "This answer arrives slowly, one word at a time, until it ends."
+LONG_TEXT = "\n".join(f"- line {i} of a long answer" for i in range(1, 61))
 MODEL_NAME = "mock-model"
 QUESTION: dict[str, Any] = {
     "header": "Color",
@@ -202,6 +204,8 @@ class ScriptedResponses:
             yield from self._call("exec_command", {"cmd": "true 1", "yield_time_ms": 1000})
         elif "SLOW" in text:
             yield from self._message(SLOW_TEXT.split(" "), delay=self.slow_interval)
+        elif "LONG" in text:
+            yield from self._message(LONG_TEXT)
         else:
             yield from self._message(HELLO)
         usage = {

@@ -415,7 +415,7 @@ class Feed:
                 session_id=session_id,
                 ok=True,
                 lines=list(seen.lines),
-                dialog=seen.dialog.title if seen.dialog is not None else None,
+                dialog=seen.dialog,
                 message="",
             )
         except Exception as exc:

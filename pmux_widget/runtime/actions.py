@@ -48,7 +48,7 @@ from pmux_widget.agents.claude.screen import (
 from pmux_widget.core.agents import FACTS
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
-from pmux_widget.system import jupyter_terminals, keys
+from pmux_widget.system import keys
 from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 
@@ -56,7 +56,7 @@ from . import background_actions, codex_actions, decisions, warm_attach
 from .action_forward import InAnotherProcess, forward
 from .action_outcome import ActionError, ActionResult
 from .answering import Order, answer_plan, answer_question, order_for
-from .pane_screen import holder_of, screen_showing, shown_dialog
+from .pane_screen import holder_of, in_another_server, screen_showing, shown_dialog
 
 __all__ = [
     "ACTIONS",
@@ -91,6 +91,8 @@ class SessionsView(Protocol):
 
 #: Agents acted on by a module of their own (the proof of their pane, their screen, their keys).
 _OWN_ACTIONS = {"codex": codex_actions.act}
+#: ... and read by one (a peek: the same proof, nothing typed).
+_OWN_PEEKS = {"codex": codex_actions.read_screen}
 
 #: Which states each action answers.
 _ALLOWED: dict[ActionName, frozenset[State]] = {
@@ -165,9 +167,10 @@ def act(
     if token is not None and token != dialog_token(session):
         raise ActionError(f"{session.name} has moved on since it was shown; look again")
     order = order_for(session, name, text, options, answers, mode)
-    if session.agent in _OWN_ACTIONS:
-        return _OWN_ACTIONS[session.agent](view.fleet, session, order, dialog, record)
     try:
+        if session.agent in _OWN_ACTIONS:
+            own = _OWN_ACTIONS[session.agent]
+            return own(view.fleet, _home_of(view), session, order, dialog, record)
         pane = _pane_of(view, session)
     except InAnotherProcess as elsewhere:
         # Over HTTP a mapping travels as its labels ("options"), placed by label again there.
@@ -255,7 +258,8 @@ class Peek:
     """The last lines of a session's pane (read-only) and the dialog on it, if any."""
 
     lines: tuple[str, ...]
-    dialog: Dialog | None
+    #: the title of the dialog on it (its first line, or what it asks), None when none
+    dialog: str | None
 
 
 def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
@@ -265,6 +269,9 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
     if session is None:
         raise ActionError(f"no session {session_id}", unknown=True)
     try:
+        if session.agent in _OWN_PEEKS:
+            text, title = _OWN_PEEKS[session.agent](view.fleet, _home_of(view), session)
+            return Peek(last_lines(text, lines), title)
         target = _pane_of(view, session)
     except InAnotherProcess as elsewhere:
         raise ActionError(
@@ -279,13 +286,17 @@ def peek(view: SessionsView, session_id: str, lines: int = 20) -> Peek:
         if kept is not None and kept[0] == key and time.monotonic() - kept[1] < BG_PEEK_TTL_S:
             return kept[2]
         text = _read_background(view, background.worker)
-        seen = Peek(last_lines(text, lines), parse_screen(text).dialog)
+        seen = Peek(last_lines(text, lines), _title(parse_screen(text).dialog))
         if len(_bg_peeks) > 256:  # ended sessions' entries: never read again
             _bg_peeks.clear()
         _bg_peeks[session_id] = (key, time.monotonic(), seen)
         return seen
     text = keys.capture(target)
-    return Peek(last_lines(text, lines), parse_screen(text).dialog)
+    return Peek(last_lines(text, lines), _title(parse_screen(text).dialog))
+
+
+def _title(dialog: Dialog | None) -> str | None:
+    return dialog.title if dialog is not None else None
 
 
 def _read_background(view: SessionsView, worker: background_actions.Worker) -> str:
@@ -359,10 +370,7 @@ def _pane_of(view: SessionsView, session: Session) -> Target:
     holder = holder_of(pid)
     if holder is not None:
         return holder
-    if not keys.serves_terminals():
-        found = jupyter_terminals.find_terminal(pid, jupyter_terminals.read_servers(_home_of(view)))
-        if found is not None:
-            raise InAnotherProcess(*found)
+    in_another_server(pid, _home_of(view))
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal: actions type into "
         "the session's tmux pane or terminal, and none holds its Claude process"

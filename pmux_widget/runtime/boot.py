@@ -206,7 +206,8 @@ async def recover_from_files(
     for session in [s for s in fleet().values() if s.state is State.UNKNOWN]:
         record, alive = by_session.get(session.session_id, (None, False))
         path = transcript_path(claude, session, record)
-        ending = await read_ending(session, path) if path is not None else None
+        readable = path is not None and seam_of(session.agent).facts.claude_transcript
+        ending = await read_ending(session, path) if path is not None and readable else None
         apply(recovery_signal(session, record, alive, ending))
     for scan in scans:
         if scan.alive:

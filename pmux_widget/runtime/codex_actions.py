@@ -1,7 +1,11 @@
 """Acting on a Codex session: the checks and keys of ``runtime/actions.py``, with Codex's facts.
 
-* Its pane: the session's pid is a Codex TUI that still provably shows this thread
-  (``core/codex_tui.py``, matched again now), and a tmux pane or JupyterLab terminal holds it.
+* Its pane: the session's pid is a Codex TUI that may show its thread (``core/codex_tui.py``,
+  matched again now), and a tmux pane or JupyterLab terminal holds it (another server's
+  terminal: the action goes to that server's hub). Under the shared daemon process facts
+  never prove which thread a TUI shows now (``/new``, ``/resume``), so its screen must
+  (``agents/codex/screen_proof.py``: the dialog's command or question, else the last prompt
+  sent, is this session's and no other's), or nothing is typed.
 * Its screen (``agents/codex/screen.py``): approve and deny answer an approval dialog, by the
   choice's label with the key the dialog prints for it (``y``; ``esc`` for "No, and tell Codex
   what to do differently"); interrupt needs a running turn or a dialog (Esc); send an empty
@@ -17,17 +21,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from pmux_widget.agents.codex.screen import Screen, parse_screen
-from pmux_widget.agents.codex.tui import tui_of
+from pmux_widget.agents.codex.screen_proof import screen_shows
+from pmux_widget.agents.codex.tui import shown_by
 from pmux_widget.core.model import ActionName, Session, State
 from pmux_widget.system import keys
+from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 from pmux_widget.system.processes import pid_alive
 
 from .action_outcome import ActionError, ActionResult
 from .answering import Order
-from .pane_screen import holder_of, screen_showing, shown_dialog
+from .pane_screen import holder_of, in_another_server, screen_showing, shown_dialog
 
-__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of"]
+__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of", "read_screen"]
 
 #: Codex takes keys that follow typed text within this window for one paste (recorded: an
 #: Enter 0 s after the text stayed in the composer; 0.3-0.5 s later it submitted).
@@ -40,9 +46,19 @@ _POLL_S = 0.02
 _KEY_NAMES = {"esc": "Escape", "enter": "Enter"}
 
 
-def pane_of(fleet: Mapping[str, Session], session: Session) -> Target:
-    """The pane (or terminal) that provably holds this session's Codex TUI (matched with the
-    other Codex sessions of ``fleet``: a TUI proved for one is no candidate for another)."""
+#: Raises ActionError unless the screen shows the session (a no-op when process facts prove it).
+Proof = Callable[[Screen], None]
+
+
+def _proved(_screen: Screen) -> None:
+    return None
+
+
+def pane_of(fleet: Mapping[str, Session], session: Session, home: PmuxHome) -> tuple[Target, Proof]:
+    """The pane (or terminal) holding the session's Codex TUI — one that may show its thread
+    (matched again now, with the other Codex sessions of ``fleet``) — and what its screen
+    must show before a key is typed: nothing more when process facts prove that TUI shows
+    this thread, else this thread (see the module doc)."""
     pid = session.pid
     if session.ended or not session.running or pid is None:
         raise ActionError(f"{session.name}: no Codex TUI is known to show it")
@@ -55,18 +71,37 @@ def pane_of(fleet: Mapping[str, Session], session: Session) -> Target:
         for s in fleet.values()
         if s.agent == "codex" and not s.ended and s.transcript_path
     ]
-    shown = tui_of(threads)
-    if shown.get(session.session_id) != pid:
-        raise ActionError(
-            f"{session.name}: nothing proves its Codex TUI {pid} still shows this thread"
-        )
+    shown = shown_by(threads)
+    sid = session.session_id
+    if shown.placed.get(sid) != pid and pid not in shown.may_show.get(sid, ()):
+        raise ActionError(f"{session.name}: its Codex TUI {pid} cannot be showing this thread")
     holder = holder_of(pid)
     if holder is not None:
-        return holder
+        if shown.proved.get(sid) == pid:
+            return holder, _proved
+        return holder, _screen_must_show(fleet, session)
+    in_another_server(pid, home)  # that server's hub checks everything again, and types
     raise ActionError(
         f"{session.name} does not run in tmux nor in a JupyterLab terminal of this server: "
         "none holds its Codex TUI"
     )
+
+
+def _screen_must_show(fleet: Mapping[str, Session], session: Session) -> Proof:
+    rivals = [
+        s
+        for s in fleet.values()
+        if s.agent == "codex" and not s.ended and s.cwd == session.cwd and s is not session
+    ]
+
+    def prove(screen: Screen) -> None:
+        refused = screen_shows(screen, session, rivals)
+        if refused is not None:
+            raise ActionError(
+                f"{refused}; its TUI may show another thread (/new, /resume): nothing was typed"
+            )
+
+    return prove
 
 
 _SHOWS: dict[str, Callable[[Screen], bool]] = {
@@ -84,12 +119,16 @@ def deliver(
     text: str | None,
     dialog: str | None,
     deciding: Callable[[], None],
+    prove: Proof = _proved,
 ) -> ActionResult:
-    """Check the screen, then type (``deciding()`` just before the key Codex acts on)."""
+    """Check the screen (what the action answers, and ``prove``: that it shows this session),
+    then type (``deciding()`` just before the key Codex acts on)."""
     shows = _SHOWS.get(name)
     if shows is None:
         raise ActionError(f"{session.name}: {name} is not an action on a Codex session")
     screen = _screen(pane, shows)
+    if shows(screen):
+        prove(screen)
     if name in ("approve", "deny"):
         return _answer(
             pane, session, screen, "yes" if name == "approve" else "no", dialog, deciding
@@ -159,8 +198,22 @@ def _screen(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
     return screen_showing(pane, parse_screen, shows, SCREEN_GRACE_S, _POLL_S)
 
 
+def read_screen(
+    fleet: Mapping[str, Session], home: PmuxHome, session: Session
+) -> tuple[str, str | None]:
+    """A peek: the screen of the session's TUI, and what its dialog asks (None: no dialog),
+    after the same proof as an action's (a screen that does not show the session is not
+    shown as its)."""
+    pane, prove = pane_of(fleet, session, home)
+    text = keys.capture(pane)
+    screen = parse_screen(text)
+    prove(screen)
+    return text, screen.dialog.question if screen.dialog is not None else None
+
+
 def act(
     fleet: Mapping[str, Session],
+    home: PmuxHome,
     session: Session,
     order: Order,
     dialog: str | None,
@@ -176,16 +229,16 @@ def act(
         raise ActionError(
             f"{session.name}: Codex takes a free-text answer in its notes field: type it there"
         )
-    pane = pane_of(fleet, session)
+    pane, prove = pane_of(fleet, session, home)
 
     def deciding() -> None:
         if record is not None:
             record(session.session_id, name)
 
     if answer is not None:
-        typed = answer_keys(pane, session, answer.choices, deciding)
+        typed = answer_keys(pane, session, answer.choices, deciding, prove)
         return ActionResult(session.session_id, name, typed)
-    return deliver(pane, session, name, order.text, dialog, deciding)
+    return deliver(pane, session, name, order.text, dialog, deciding, prove)
 
 
 def answer_keys(
@@ -193,6 +246,7 @@ def answer_keys(
     session: Session,
     choices: Sequence[tuple[str, Sequence[str]]],
     deciding: Callable[[], None],
+    prove: Proof = _proved,
 ) -> tuple[str, ...]:
     """Answer a Plan-mode question by its options' labels: each question (``Question i/n``,
     one page at a time) must be on screen, with the one label chosen for it among its
@@ -208,6 +262,8 @@ def answer_keys(
                 f"{session.name}: its screen shows {seen!r}, not {question!r}"
                 + ("; the answers before it were typed" if typed else "")
             )
+        if not typed:
+            prove(screen)
         target = shown.option(labels[0]) if len(labels) == 1 else None
         if target is None:
             options = " / ".join(c.label for c in shown.choices)

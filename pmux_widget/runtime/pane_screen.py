@@ -11,12 +11,14 @@ from typing import TypeVar
 
 from pmux_widget.agents.seam import DialogView
 from pmux_widget.core.model import Session
-from pmux_widget.system import keys
+from pmux_widget.system import jupyter_terminals, keys
+from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.keys import Target
 
+from .action_forward import InAnotherProcess
 from .action_outcome import ActionError
 
-__all__ = ["holder_of", "screen_showing", "shown_dialog"]
+__all__ = ["holder_of", "in_another_server", "screen_showing", "shown_dialog"]
 
 S = TypeVar("S")
 
@@ -29,6 +31,16 @@ def holder_of(pid: int) -> Target | None:
     """The tmux pane running ``pid``, else the JupyterLab terminal of this server that does."""
     pane = keys.find_pane(pid)
     return pane if pane is not None else keys.find_terminal(pid)
+
+
+def in_another_server(pid: int, home: PmuxHome) -> None:
+    """Raise :class:`InAnotherProcess` when a JupyterLab terminal of another process's server
+    holds ``pid`` (only that server can type into it: the action goes to its hub)."""
+    if keys.serves_terminals():
+        return
+    found = jupyter_terminals.find_terminal(pid, jupyter_terminals.read_servers(home))
+    if found is not None:
+        raise InAnotherProcess(*found)
 
 
 def screen_showing(

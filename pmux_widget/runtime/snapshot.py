@@ -26,6 +26,8 @@ from typing import Any
 from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.agents.claude.pidfiles import own_pid_file, spare_session
 from pmux_widget.agents.claude.transcript import TailResult, TranscriptFacts, TranscriptTailer
+from pmux_widget.agents.codex.rollout import RolloutTailer
+from pmux_widget.agents.seam import seam_of
 from pmux_widget.core.model import Session, TranscriptEnding
 from pmux_widget.core.signals import HookSignal, SessionStart, Signal
 from pmux_widget.core.spare_hooks import spare_verdict
@@ -48,6 +50,7 @@ from .boot import (
     wants_pane,
 )
 from .ordering import fleet_json
+from .sources.codex_rollouts import pid_of, rollout_signals, shown_threads, to_follow
 from .sources.terminals import in_terminal_signals
 from .store import Store
 
@@ -152,6 +155,8 @@ class _Fleet:
         for session in list(self.sessions.values()):
             if session.ended and not include_ended:
                 continue
+            if not seam_of(session.agent).facts.claude_transcript:
+                continue  # a Codex rollout: codex_rollouts() reads it
             path = transcript_path(self.claude, session)
             if path is None or not Path(path).is_file():
                 continue
@@ -177,6 +182,17 @@ class _Fleet:
                 signal = pane_signal(current, session.pid, pane)
                 if signal is not None:
                     self.apply(signal)
+
+    def codex_rollouts(self) -> None:
+        """The Codex rows' rollouts and the threads the live Codex TUIs show, read once (the
+        hub's codex_rollouts source: rows without hooks too)."""
+        shown = shown_threads(self.sessions.values())
+        for path, session_id in to_follow(self.sessions.values(), shown).items():
+            tailer = RolloutTailer(path)
+            tailer.poll()
+            pid = pid_of(self.sessions, shown, path, session_id)
+            for signal in rollout_signals(session_id, path, tailer.facts, pid, live=False):
+                self.apply(signal)
 
     def in_terminals(self, home: PmuxHome) -> None:
         """Each running session's JupyterLab terminal (the hubs' terminals source)."""
@@ -222,6 +238,7 @@ def file_fleet(
         current = lambda: fleet.sessions  # noqa: E731
         asyncio.run(recover_from_files(claude, scans, current, fleet.apply, fleet.read_ending))
         fleet.read_transcripts(include_ended)
+        fleet.codex_rollouts()
         fleet.jobs()
         fleet.locate()
         fleet.in_terminals(home)

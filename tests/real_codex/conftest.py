@@ -8,6 +8,8 @@
 * ``responses``: a :class:`ScriptedResponses` on an ephemeral port (per test).
 * ``codex_env``: a sealed :class:`CodexEnv` under ``tmp_path`` recording every hook (trusted
   as Codex records it), never the real ``~/.codex``.
+* ``hub_place``: a pmux home with our hooks installed into ``codex_env`` (and an empty Claude
+  config dir): ``start()`` starts a hub there (again, for a restart); ``hub``: one started.
 * ``tmux_codex``: the TUI at its prompt in a private tmux server. At the end every process the
   env started is ended by pid (the TUI, the shared app-server daemon of ``daemon.pid`` and its
   pid-update-loop), its socket under ``/tmp/codex-daemon-<uid>/`` removed, and none may be
@@ -21,14 +23,19 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from pmux_widget import hooks
 from pmux_widget.demo.claude_env import CliUnavailable
 from pmux_widget.demo.codex_cli import TmuxCodex, codex_processes, daemon_socket_dirs
 from pmux_widget.demo.codex_env import CODEX_VERSION, CodexEnv, ensure_codex
 from pmux_widget.demo.scripted_responses import ScriptedResponses
+from pmux_widget.runtime.assemble import make_hub
+from pmux_widget.runtime.hub import Hub
+from pmux_widget.system.home import PmuxHome
 
 
 def _must_have_codex() -> bool:
@@ -72,6 +79,34 @@ def codex_env(tmp_path: Path, responses: ScriptedResponses) -> CodexEnv:
     env.add_recorder_hooks()
     env.server = responses  # type: ignore[attr-defined]  # the requests, for the tests
     return env
+
+
+@dataclass
+class HubPlace:
+    """Where a test's hubs run: a pmux home with our Codex hooks, an empty Claude dir."""
+
+    home: PmuxHome
+    claude: Path
+
+    def start(self) -> Hub:
+        return make_hub(home=self.home.root, claude_home=self.claude).start()
+
+
+@pytest.fixture
+def hub_place(tmp_path: Path, codex_env: CodexEnv) -> HubPlace:
+    home = PmuxHome(tmp_path / "pmux")
+    hooks.install_codex(codex_env.codex_home, home)
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    return HubPlace(home, claude)
+
+
+@pytest.fixture
+def hub(hub_place: HubPlace) -> Iterator[Hub]:
+    started = hub_place.start()
+    yield started
+    started.stop()
+    assert started.errors == 0
 
 
 @pytest.fixture

@@ -4,31 +4,10 @@ Stop, idle on an Esc — never giving it the daemon's pane."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from pmux_widget import hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex
-from pmux_widget.demo.codex_env import CodexEnv
-from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
-
-
-@pytest.fixture
-def hub(tmp_path: Path, codex_env: CodexEnv) -> Iterator[Hub]:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
-    started = make_hub(home=home.root, claude_home=claude).start()
-    yield started
-    started.stop()
-    assert started.errors == 0
 
 
 def _codex(hub: Hub) -> Session | None:

@@ -5,33 +5,17 @@ pane once its first prompt's thread is matched to it (never the daemon's pane)."
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pmux_widget import hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import TmuxCodex, codex_processes
 from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.notebook.starting import new_session
-from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
 from pmux_widget.system.launch import LaunchError
-
-
-@pytest.fixture
-def hub(tmp_path: Path, codex_env: CodexEnv) -> Iterator[Hub]:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
-    started = make_hub(home=home.root, claude_home=claude).start()
-    yield started
-    started.stop()
-    assert started.errors == 0
 
 
 def test_new_codex_session_in_tmux(

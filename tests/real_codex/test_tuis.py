@@ -6,34 +6,18 @@ interrupt and send type into that pane only after its screen shows what they ans
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from pmux_widget import hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, QUESTION, TmuxCodex
-from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.demo.scripted_responses import HELLO, ScriptedResponses
 from pmux_widget.runtime.actions import ActionError, act
-from pmux_widget.runtime.assemble import make_hub
 from pmux_widget.runtime.boot import recovery_signal
 from pmux_widget.runtime.hub import Hub
-from pmux_widget.system.home import PmuxHome
 
-
-@pytest.fixture
-def hub(tmp_path: Path, codex_env: CodexEnv) -> Iterator[Hub]:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
-    started = make_hub(home=home.root, claude_home=claude).start()
-    yield started
-    started.stop()
-    assert started.errors == 0
+from .conftest import HubPlace
 
 
 def _rows(hub: Hub) -> list[Session]:
@@ -131,13 +115,9 @@ def test_a_question_row_answered_by_label_and_its_end_with_the_tui(
 
 
 def test_a_restarted_hub_keeps_the_row_with_its_tui(
-    tmp_path: Path, codex_env: CodexEnv, tmux_codex: TmuxCodex
+    hub_place: HubPlace, tmux_codex: TmuxCodex
 ) -> None:
-    home = PmuxHome(tmp_path / "pmux")
-    hooks.install_codex(codex_env.codex_home, home)
-    claude = tmp_path / "claude"
-    claude.mkdir()
-    first = make_hub(home=home.root, claude_home=claude).start()
+    first = hub_place.start()
     tc = tmux_codex
     try:
         tc.type_prompt("please SLOW now")
@@ -147,7 +127,7 @@ def test_a_restarted_hub_keeps_the_row_with_its_tui(
         first.stop()  # while it works: the next hub re-verifies it (its TUI, not the daemon)
     # what a restarted hub asks of a row it kept busy: its process is the TUI's, and runs
     assert recovery_signal(row, None, False, None).process_running is True
-    again = make_hub(home=home.root, claude_home=claude).start()
+    again = hub_place.start()
     try:
         back = wait_until(
             lambda: (

@@ -58,6 +58,10 @@ _CHOICE = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s*$")
 _KEY = re.compile(r"^(.*?)\s+\((\w+)\)$")
 _DIALOG_END = re.compile(r"^\s*(Press enter to confirm|tab to add notes|enter to submit)")
 _WORKING = re.compile(r"Working \(.*esc to interrupt\)")
+#: What the TUI draws at the start of a line of its own (an answer, a tool, a notice): never
+#: a wrapped prompt's.
+_MARKS = frozenset("•└✔✗■⚠")
+_HEADER = re.compile(r"^\W*>_ OpenAI Codex \(v")
 _TURN_ENDED = re.compile(r"^\s*(Worked for\b|■ Conversation interrupted)")
 
 
@@ -104,6 +108,13 @@ class Dialog:
     def selected(self) -> Choice | None:
         return next((c for c in self.choices if c.selected), None)
 
+    @property
+    def command(self) -> str | None:
+        """An approval's command: its body from the ``$ …`` line on (a long or multi-line
+        command goes on in the lines after it), None when it shows none."""
+        at = next((i for i, b in enumerate(self.body) if b.startswith("$ ")), None)
+        return None if at is None else " ".join([self.body[at][2:], *self.body[at + 1 :]])
+
 
 @dataclass(frozen=True, slots=True)
 class Screen:
@@ -112,24 +123,51 @@ class Screen:
     busy: bool
     #: the composer's text (``""`` when it shows its placeholder), None when none is shown
     prompt_text: str | None
+    #: the last prompt sent that the screen shows (above the composer or the dialog, its
+    #: wrapped lines joined), None when none is on screen
+    sent: str | None = None
 
 
 def parse_screen(text: str) -> Screen:
+    """What ``text`` (a capture, maybe with scrollback above it) shows of the conversation
+    on screen: the lines from its last header on (``/new`` and ``/resume`` draw one above
+    the conversation they open: what is above it is another thread's)."""
     lines = screen_lines(text)
-    dialog = _dialog(lines)
+    headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
+    if headers:
+        lines = lines[headers[-1] :]
+    at, dialog = _dialog(lines)
     prompt = None if dialog is not None else _composer(lines)
-    return Screen(dialog, _busy(lines, dialog), prompt)
+    prompts = _prompt_lines(lines)
+    end = at if dialog is not None else (prompts[-1] if prompt is not None else len(lines))
+    return Screen(dialog, _busy(lines, dialog), prompt, _sent(lines, prompts, end))
 
 
-def _dialog(lines: list[str]) -> Dialog | None:
+def _dialog(lines: list[str]) -> tuple[int, Dialog | None]:
+    """The dialog and the line it starts on."""
     for i in range(len(lines) - 1, -1, -1):
         approval = _APPROVAL.match(lines[i])
         if approval is not None:
-            return _choices(lines, i, "permission", approval.group(1))
+            return i, _choices(lines, i, "permission", approval.group(1))
         if _QUESTION.match(lines[i]):
             rest = [ln.strip() for ln in lines[i + 1 :] if ln.strip()]
-            return _choices(lines, i + 1, "question", rest[0] if rest else "")
-    return None
+            return i, _choices(lines, i + 1, "question", rest[0] if rest else "")
+    return len(lines), None
+
+
+def _sent(lines: list[str], prompts: list[int], end: int) -> str | None:
+    """The last prompt sent above line ``end``: its ``›`` line and the indented lines it
+    wrapped onto, whitespace collapsed. (An answer longer than the screen is drawn right
+    under the prompt it answers, kept at the top: its lines start with a mark.)"""
+    before = [i for i in prompts if i < end]
+    if not before:
+        return None
+    parts = [lines[before[-1]][len(_PROMPT) :]]
+    for line in lines[before[-1] + 1 : end]:
+        if not line.startswith("  ") or not line.strip() or line.strip()[0] in _MARKS:
+            break
+        parts.append(line)
+    return " ".join(" ".join(parts).split()) or None
 
 
 def _choices(

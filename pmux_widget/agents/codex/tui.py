@@ -14,17 +14,37 @@ import json
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import psutil
 
-from pmux_widget.core.codex_tui import Thread, Tui, is_tui_argv, match_threads
+from pmux_widget.core.codex_tui import (
+    OPENED_SLACK_MS,
+    Opening,
+    Thread,
+    Tui,
+    candidates,
+    is_tui_argv,
+    match_threads,
+    proved_threads,
+)
 from pmux_widget.system.processes import environ_value, proc_stat
 
 from .paths import ENV_VAR
 
-__all__ = ["home_of_rollout", "is_tui_pid", "thread_of", "tui_of", "tui_processes"]
+__all__ = [
+    "Shown",
+    "home_of_rollout",
+    "is_tui_pid",
+    "live_threads",
+    "openings",
+    "shown_by",
+    "thread_of",
+    "tui_of",
+    "tui_processes",
+]
 
 #: How much of a rollout's first line is read for its ``session_meta`` (the base
 #: instructions make it tens of kB).
@@ -142,9 +162,84 @@ def thread_of(thread_id: str, rollout: str) -> Thread | None:
     )
 
 
+def openings(home: str, known: Iterable[Thread] = ()) -> list[Opening]:
+    """Every thread a TUI of ``home`` opened (its marks), with the folder of those in
+    ``known``."""
+    folders = {t.thread_id: t.cwd for t in known}
+    found: list[Opening] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(Path(home) / "tui-thread-reference-capabilities"):
+            with contextlib.suppress(OSError):
+                opened = int(entry.stat().st_mtime * 1000)
+                found.append(Opening(entry.name, home, opened, folders.get(entry.name)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Thread id → TUI pid: where each row is placed (``placed``), the part of it that
+    process facts alone prove (``proved``), and every TUI that may show it (``may_show``)."""
+
+    placed: dict[str, int]
+    proved: dict[str, int]
+    may_show: dict[str, frozenset[int]]
+
+
+def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
+    """(thread id, rollout) pairs → which TUI shows each, and whether that is proved."""
+    facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
+    if not facts:
+        return Shown({}, {}, {})
+    tuis = tui_processes()
+    return Shown(
+        dict(match_threads(facts, tuis)),
+        dict(proved_threads(facts, tuis)),
+        {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
+    )
+
+
 def tui_of(threads: Iterable[tuple[str, str]]) -> dict[str, int]:
     """(thread id, rollout) pairs → thread id: the pid of the TUI that provably shows it."""
     facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
     if not facts:
         return {}
     return dict(match_threads(facts, tui_processes()))
+
+
+#: Rollouts found by thread id (a thread's rollout never moves): each is looked for once.
+_FOUND: dict[str, str] = {}
+
+
+def _rollout_of(home: str, opening: Opening) -> str | None:
+    """The rollout of a thread, looked for in the day folders of its opening (local time
+    and UTC: the folder is named by Codex's clock); None until its first prompt writes it."""
+    found = _FOUND.get(opening.thread_id)
+    if found is not None:
+        return found
+    stamp = opening.opened_ms / 1000
+    days = {time.strftime("%Y/%m/%d", f(stamp)) for f in (time.localtime, time.gmtime)}
+    for day in sorted(days):
+        for path in (Path(home) / "sessions" / day).glob(f"rollout-*-{opening.thread_id}.jsonl"):
+            _FOUND[opening.thread_id] = str(path)
+            return str(path)
+    return None
+
+
+def live_threads(homes: Iterable[str]) -> list[tuple[str, str, int]]:
+    """(thread id, rollout, TUI pid) of the threads the live TUIs of ``homes`` (Codex homes,
+    real paths) show, hooks or none: the threads opened in each home since its oldest TUI
+    started, placed in their TUIs as ``core/codex_tui.py`` places them."""
+    wanted = set(homes)
+    tuis = [t for t in tui_processes() if t.home in wanted]
+    found: list[Thread] = []
+    for home in {t.home for t in tuis}:
+        since = min(t.started_ms for t in tuis if t.home == home) - OPENED_SLACK_MS
+        for opening in openings(home):
+            if opening.opened_ms < since:
+                continue
+            rollout = _rollout_of(home, opening)
+            thread = thread_of(opening.thread_id, rollout) if rollout is not None else None
+            if thread is not None:
+                found.append(thread)
+    placed = match_threads(found, tuis)
+    return [(t.thread_id, t.rollout, placed[t.thread_id]) for t in found if t.thread_id in placed]

@@ -1,6 +1,7 @@
 """The hub's signal sources besides HTTP, read from files and processes: PID files
 (:mod:`.pidfiles`), transcripts (:mod:`.transcripts`), process exits (:mod:`.liveness`),
-JupyterLab terminals (:mod:`.terminals`), attached tmux clients (:mod:`.seen`) and the poller
+JupyterLab terminals (:mod:`.terminals`), attached tmux clients (:mod:`.seen`), Codex's
+TUIs and rollouts (:mod:`.codex_tuis`, :mod:`.codex_rollouts`) and the poller
 (:mod:`.poller`). Each turns a part
 of the world into signals for the hub; none decides a state. :class:`FileSources` starts them
 together after the boot sequence's file steps
@@ -21,6 +22,7 @@ from pmux_widget.system.home import PmuxHome
 
 from ..boot import recover_from_files, scan_pids
 from ..protocols import HubView
+from .codex_rollouts import CodexRollouts
 from .codex_tuis import CodexTuis
 from .liveness import ExitWatcher
 from .pidfiles import PidFileWatcher
@@ -48,6 +50,7 @@ class FileSources:
         self.exits = ExitWatcher(hub, self.runner)
         self.locator = Locator(hub, self.runner)
         self.codex_tuis = CodexTuis(hub, self.runner)
+        self.codex_rollouts = CodexRollouts(hub, self.runner)
         home = getattr(hub, "home", None)
         self.terminals = TerminalFinder(
             hub, self.runner, home if isinstance(home, PmuxHome) else PmuxHome.resolve()
@@ -90,6 +93,7 @@ class FileSources:
             asyncio.ensure_future(self.exits.loop()),
             asyncio.ensure_future(self.terminals.watch()),
             asyncio.ensure_future(self.seen.watch()),
+            asyncio.ensure_future(self.codex_rollouts.watch()),
         ]
 
     async def stop(self) -> None:

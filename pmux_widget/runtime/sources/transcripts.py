@@ -15,6 +15,7 @@ import watchfiles
 
 from pmux_widget.agents.claude.paths import ClaudeHome
 from pmux_widget.agents.claude.transcript import TailResult, TranscriptTailer
+from pmux_widget.core.agents import FACTS
 from pmux_widget.core.model import Change, Session, State, TranscriptEnding
 from pmux_widget.core.signals import PidRecord
 from pmux_widget.system.clock import now_ms
@@ -65,7 +66,10 @@ class TranscriptFollower:
         return transcript_path(self.claude, session, record)
 
     def track(self, session: Session) -> bool:
-        """Make sure a session's transcript has a tailer; True if it is new."""
+        """Make sure a session's transcript has a tailer; True if it is new (a Codex
+        rollout is no Claude transcript: ``sources/codex_rollouts.py`` reads it)."""
+        if not FACTS[session.agent].claude_transcript:
+            return False
         path = self.path_of(session)
         if path is None or path in self.tailers:
             if path is not None:

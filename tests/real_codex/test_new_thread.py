@@ -1,0 +1,90 @@
+"""Real Codex, a real hub: the mapping's known limit (docs/codex-behaviour.md). Two TUIs of one
+home and folder, then ``/new`` in the first: process facts can no longer tell which TUI shows
+which thread, so an action on a row whose TUI moved on to another thread is refused with the
+reason and types nothing, and an action on a row whose screen shows it (its last prompt, the
+command its dialog asks for) goes through."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pmux_widget.agents.codex.screen import parse_screen
+from pmux_widget.core.model import Session, State
+from pmux_widget.demo.claude_env import wait_until
+from pmux_widget.demo.codex_cli import APPROVAL, READY, TmuxCodex
+from pmux_widget.demo.codex_env import CodexEnv
+from pmux_widget.runtime.actions import ActionError, act, peek
+from pmux_widget.runtime.hub import Hub
+
+
+def _row(hub: Hub, prompt: str, state: State = State.REVIEW) -> Session | None:
+    found = [
+        s
+        for s in hub.sessions()
+        if s.agent == "codex" and s.last_prompt == prompt and s.state is state
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _marks(env: CodexEnv) -> int:
+    folder = env.codex_home.root / "tui-thread-reference-capabilities"
+    return len(list(folder.iterdir())) if folder.exists() else 0
+
+
+def test_new_in_a_shared_folder_refuses_what_the_screen_does_not_prove(
+    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
+) -> None:
+    tc = tmux_codex
+    first = tc.pane
+    tc.type_prompt("hello one", pane=first)
+    one = wait_until(lambda: _row(hub, "hello one"), 60, what="row one")
+    wait_until(lambda: one.session_id in hub.fleet and hub.fleet[one.session_id].pid, 30)
+    tc.open_another(timeout=90)
+    second = tc.pane
+    tc.type_prompt("hello two", pane=second)
+    two = wait_until(lambda: _row(hub, "hello two"), 60, what="row two")
+    two = wait_until(lambda: (s := hub.fleet[two.session_id]).pid and s, 30, what="its pid")
+    one = hub.fleet[one.session_id]
+    assert (one.pid, two.pid) == (tc.pids[0], tc.pids[1])
+
+    # /new in the first TUI: a new thread, its mark made at once, then its first turn
+    marks = _marks(codex_env)
+    tc.type_prompt("/new", pane=first)
+    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
+    tc.wait_for_screen(READY, pane=first)
+    tc.type_prompt("hello three", pane=first)
+    three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
+
+    # row one still names the first TUI, which now shows thread three: refused, nothing typed
+    tc.wait_for_screen("Worked for", 30, pane=first)
+    with pytest.raises(ActionError, match="does not show the last prompt sent"):
+        act(hub, one.session_id, "send", text="typed into the wrong thread")
+    time.sleep(0.5)  # not a wait for a condition: a typed key would echo within it
+    assert "typed into the wrong thread" not in tc.screen(first)
+    assert parse_screen(tc.screen(first)).prompt_text == ""  # the composer still empty
+    with pytest.raises(ActionError, match="does not show the last prompt sent"):
+        peek(hub, one.session_id)  # nor is another thread's screen shown as its
+    # row three: process facts place it nowhere they can prove (the limit): no pane, no keys
+    assert hub.fleet[three.session_id].pid != tc.pids[1]
+    with pytest.raises(ActionError):
+        act(hub, three.session_id, "send", text="nor here")
+    assert "nor here" not in tc.screen(second)
+
+    # row two: its TUI's screen shows its last prompt, then the command it waits on
+    sent = act(hub, two.session_id, "send", text="please SHELL now")
+    assert sent.keys == ("<text>", "Enter")
+    wait_until(lambda: _row(hub, "please SHELL now", State.NEEDS_INPUT), 60, what="its approval")
+    tc.wait_for_screen(APPROVAL, pane=second)
+    assert act(hub, two.session_id, "approve").keys == ("y",)
+    done = wait_until(lambda: _row(hub, "please SHELL now"), 60, what="review after y")
+    assert done.session_id == two.session_id
+
+    # an answer longer than the pane: the TUI keeps the prompt it answers on screen above it
+    act(hub, two.session_id, "send", text="please LONG now")
+    wait_until(lambda: _row(hub, "please LONG now"), 60, what="review after the long answer")
+    shown = tc.wait_for_screen("line 60 of a long answer", 30, pane=second)
+    assert "line 1 of a long answer" not in shown
+    assert act(hub, two.session_id, "send", text="hello after").keys == ("<text>", "Enter")
+    wait_until(lambda: _row(hub, "hello after"), 60, what="review after the last prompt")
