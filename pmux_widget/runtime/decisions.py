@@ -57,6 +57,8 @@ __all__ = [
 ANSWERS = frozenset({"approve", "deny", "answer", "interrupt"})
 #: How long a forwarded decision may take (the other hub resolves it at once).
 FORWARD_TIMEOUT_S = 10.0
+#: A forwarded action's ``dialog``: the waiting call (its tool_use_id) it was checked against.
+CALL = "call:"
 
 
 class HubGone(Exception):
@@ -345,23 +347,29 @@ def answer(
     mode: str | None = None,
     token: str | None = None,
     shown: str | None = None,
+    dialog: str | None = None,
     record: Callable[[str, ActionName], None] | None = None,
 ) -> ActionResult | None:
     """``act``'s early branch: resolve the session's waiting call (here, or in the hub that
     holds it); None when no call of ours waits for it (then actions go the usual way).
-    ``token``: the dialog token the caller saw; ``shown``: the row's token now."""
+    ``token``: the dialog token the caller saw; ``shown``: the row's token now; ``dialog``:
+    ``call:<tool_use_id>``, the call a forwarding hub checked the caller's token against."""
     if action not in ANSWERS:
         return None
     registry = getattr(view, "decisions", None)
     pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
     if pending is None:
-        return _forward(view, session, action, text, _labels(options, answers), mode, token)
+        labels = _labels(options, answers)
+        return _forward(view, session, action, text, labels, mode, token, shown)
     if session.state is not State.NEEDS_INPUT:
         raise ActionError(
             f"{session.name} is {session.state.value}: its permission call is not shown yet"
         )
+    moved = f"{session.name} has moved on since it was shown; look again"
     if token is not None and token != shown:
-        raise ActionError(f"{session.name} has moved on since it was shown; look again")
+        raise ActionError(moved)
+    if dialog is not None and dialog.startswith(CALL) and dialog != CALL + pending.tool_use_id:
+        raise ActionError(moved)
     if session.tool_summary and pending.summary and session.tool_summary != pending.summary:
         raise ActionError(f"{session.name} shows another question than the call that waits")
     decision = decision_for(pending, action, text=text, options=options, answers=answers, mode=mode)
@@ -389,8 +397,14 @@ def _forward(
     options: Sequence[str] | None,
     mode: str | None,
     token: str | None,
+    shown: str | None,
 ) -> ActionResult | None:
-    """The call waits in another process's hub (its published file): ask that hub to act."""
+    """The call waits in another process's hub (its published file): ask that hub to act.
+
+    A dialog token is this hub's (its row's state_since: when the news reached it); the
+    holder's row entered needs-input when the call registered, a moment earlier. So the
+    caller's token is checked here, against the row the caller saw, and the holder is told
+    which call that was (``dialog`` ``call:<tool_use_id>``): it refuses if another waits."""
     home = getattr(view, "home", None)
     home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
     published = _read_published(home.decisions_dir / f"{session.session_id}.json")
@@ -402,7 +416,16 @@ def _forward(
         return None
     if pid == os.getpid() and port == own:
         return None  # ours, and answered already: the usual path refuses it
-    body = {"action": action, "text": text, "options": options, "mode": mode, "token": token}
+    call = published.get("tool_use_id")
+    if token is not None and token != shown:
+        raise ActionError(f"{session.name} has moved on since it was shown; look again")
+    body = {
+        "action": action,
+        "text": text,
+        "options": options,
+        "mode": mode,
+        "dialog": CALL + call if isinstance(call, str) and call else None,
+    }
     try:
         post_json(actions_request(port, session.session_id, body, home), timeout=FORWARD_TIMEOUT_S)
     except HttpRefused as refused:
