@@ -38,6 +38,7 @@ from pmux_widget.core.signals import (
     HookSignal,
     Origin,
     PidFile,
+    PidRecord,
     Seen,
     SessionStart,
     Signal,
@@ -412,7 +413,18 @@ class Hub:
                 log.exception("listener %r failed", listener)
         if self._callbacks:
             self._queue_callbacks(step.changes, signal.live)
+        if isinstance(signal, PidFile):
+            self._origin_of_pid_file(signal.record)
         return step.changes
+
+    def _origin_of_pid_file(self, record: PidRecord) -> None:
+        """An SDK run seen through its PID file (``entrypoint`` ``sdk-*``): where it comes
+        from, as its hooks would tell (with ``setting_sources=[]`` no hook ever comes)."""
+        entry = record.entrypoint or ""
+        if entry.startswith("sdk-") and record.session_id not in self._origins:
+            session = self.fleet.get(record.session_id)
+            if session is not None and session.running and not session.ended:
+                self._origin(record.session_id, record.pid)
 
     def submit(self, signal: Signal) -> None:
         """Apply ``signal`` on the hub thread (from any thread)."""

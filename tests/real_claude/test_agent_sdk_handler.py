@@ -23,6 +23,7 @@ import pytest
 
 import pmux_widget
 from pmux_widget.core.model import State
+from pmux_widget.core.wording import non_interactive
 from pmux_widget.notebook import api
 from pmux_widget.runtime import decisions
 from pmux_widget.runtime.actions import ActionError, act, dialog_token
@@ -415,18 +416,37 @@ from claude_agent_sdk import query
 _messages = []
 async for _m in query(
     prompt="please run the command",
-    options=pmux_widget.agent_options(cwd={cwd!r}, env=json.loads({env!r})),
+    options=pmux_widget.agent_options(cwd={cwd!r}, env=json.loads({env!r}){extra}),
 ):
     _messages.append(_m)
 print("DENIALS", len(_messages[-1].permission_denials))
 """
 
 
-def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk_env, jupyter):
+def _ready(client: Any, timeout: float) -> None:
+    """``wait_for_ready``, asked again when a starting kernel on a loaded machine missed a
+    heartbeat (1 s) and the client called it dead while the server still runs it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
+            return
+        except RuntimeError as exc:
+            if "died" not in str(exc) or time.monotonic() > deadline:
+                raise
+            client.stop_channels()
+            client.start_channels()
+
+
+@pytest.mark.parametrize("hooks", [True, False], ids=["hooks", "setting_sources=[]"])
+def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(
+    sdk_env, jupyter, hooks
+):
     """The usual case, for real: a notebook's kernel (started by the Jupyter server, as
     opening the notebook does) runs the SDK in a cell with agent_options; the panel's row
     (the server's stream) says it is an SDK run from that notebook, and the panel's route
-    approves its call."""
+    approves its call. With ``setting_sources=[]`` no hook fires: the row, its origin and
+    what it asks come from the PID file and the waiting call alone."""
     from jupyter_client import BlockingKernelClient
 
     from ..test_jupyter_ext import View, frames, stream
@@ -454,8 +474,9 @@ def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk
     try:
         [first] = frames(ws, lambda f: True, "the first frame")
         view = View(first["traits"])
-        client.wait_for_ready(timeout=60)
-        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env())))
+        _ready(client, 60)
+        extra = "" if hooks else ", setting_sources=[]"
+        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env()), extra=extra))
 
         def asking(v: View) -> bool:
             return any(r["state"] == "needs-input" and r["tool_summary"] for r in v.rows.values())
@@ -463,6 +484,8 @@ def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk
         view.until(ws, asking, "the kernel's run asking")
         [row] = [r for r in view.rows.values() if r["state"] == "needs-input"]
         assert row["non_interactive"] == "SDK"
+        if not hooks:  # no hook reached the server: the waiting call and the PID file said it
+            assert row["source"] in ("sdk:waiting", "pid:waiting"), row
         assert row["origin"] == {
             "program": "ipykernel",
             "kernel_id": kernel_id,
@@ -517,3 +540,66 @@ def test_with_no_hooks_the_handler_says_what_waits_and_the_answer_reaches_it(
     wait_until(
         lambda: own_hub.fleet[sid].state is not State.NEEDS_INPUT, 15, what="the row to move on"
     )
+
+
+PROGRAM = """
+import asyncio, json, os, sys
+sys.path.insert(0, {root!r})
+import pmux_widget
+from claude_agent_sdk import ResultMessage, query
+async def main():
+    options = pmux_widget.agent_options(
+        cwd={cwd!r}, env=json.loads(os.environ["SDK_ENV"]), setting_sources=[]
+    )
+    async for message in query(prompt="please run the command", options=options):
+        if isinstance(message, ResultMessage):
+            print("DENIALS", len(message.permission_denials), flush=True)
+asyncio.run(main())
+"""
+
+
+def test_with_no_hooks_a_programs_run_says_sdk_and_names_the_program(sdk_env, own_hub, tmp_path):
+    """setting_sources=[] in a program of its own (``python sdk_program.py``): no hook ever
+    comes, yet the row (from the PID file) says SDK and names that program, and its call,
+    waiting in this process's hub over HTTP, is approved."""
+    env, pmux_home = sdk_env
+    script = tmp_path / "sdk_program.py"
+    script.write_text(
+        PROGRAM.format(root=str(Path(__file__).resolve().parents[2]), cwd=str(env.cwd))
+    )
+    program = subprocess.Popen(
+        [sys.executable, str(script)],
+        env={
+            **os.environ,
+            "SDK_ENV": json.dumps(env.env()),
+            "PMUX_WIDGET_HOME": str(pmux_home.root),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sid = wait_until(
+            lambda: next(iter(own_hub.decisions._pending), None), 90, what="the call to wait"
+        )
+        row = wait_until(
+            lambda: (s := own_hub.fleet[sid]).state is State.NEEDS_INPUT and s.tool_summary and s,
+            15,
+            what="the row to ask",
+        )
+        assert not row.hooked, "no hook fires with setting_sources=[]"
+        assert non_interactive(row) == "SDK"
+        t = row.tracking
+        assert (t.program, t.kernel_id, t.notebook) == ("sdk_program.py", None, None)
+        assert "touch" in row.tool_summary
+        pmux_widget.session(sid).approve()
+        out, err = program.communicate(timeout=90)
+        assert program.returncode == 0, err
+        assert "DENIALS 0" in out, (out, err)
+        assert list(env.cwd.glob("sim-*.txt")), "the approved touch ran"
+        wait_until(lambda: own_hub.fleet[sid].ended, 30, what="the row to end")
+        assert own_hub.fleet[sid].tracking.program == "sdk_program.py"
+    finally:
+        if program.poll() is None:
+            program.kill()
+        program.wait(10)
