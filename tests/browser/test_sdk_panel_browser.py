@@ -123,12 +123,18 @@ def _current_path(lab: LabPage) -> str | None:
     return path if isinstance(path, str) else None
 
 
+@pytest.mark.parametrize("kernel_hub", [False, True], ids=["server-hub", "kernel-hub"])
 def test_a_kernels_sdk_run_is_approved_and_answered_from_the_panel(
-    setup: tuple[LabPage, Workspace, ClaudeEnv],
+    setup: tuple[LabPage, Workspace, ClaudeEnv], kernel_hub: bool
 ) -> None:
+    """``kernel-hub``: the notebook starts a hub of its own first (``pmux_widget.start()``,
+    as ``show()`` does): the call waits there, and the panel's clicks reach the server's hub,
+    which forwards them to the kernel's."""
     lab, ws, env = setup
+    first = 1 if kernel_hub else 0
     path = ws.notebook(
         "agents.ipynb",
+        *(["import pmux_widget\npmux_widget.start()"] if kernel_hub else []),
         _cell(env, "please run the command"),
         _cell(env, "please ask me a question"),
     )
@@ -136,19 +142,23 @@ def test_a_kernels_sdk_run_is_approved_and_answered_from_the_panel(
     lab.command("pmux-widget:show-panel")
     lab.open_notebook(path, workspace="sdk-agents")
     lab.command("pmux-widget:show-panel")
+    if kernel_hub:
+        lab.run_cell(0)
+        wait_until(lambda: len(ws.hubs()) == 2, 30, what="the kernel's hub beside the server's")
 
     # The command's run: its row asks to run touch, says SDK and the notebook.
-    lab.run_cell(0, wait=False)
+    lab.run_cell(first, wait=False)
     sid, row = _asking_row(lab, "permission")
     assert "asks to run" in row.locator(".pmux-primary").inner_text()
     assert "touch" in row.locator(".pmux-primary").inner_text()
     badge = row.locator(".pmux-badge--unattended")
     assert badge.inner_text() == "SDK · agents.ipynb"
     assert "from sdk/agents.ipynb" in str(badge.get_attribute("title"))
-    # the kernel's call waits in the server's hub (the kernel runs none)
+    # the kernel's call waits in its own hub, else in the server's
     published = ws.pmux.root / "decisions" / f"{sid}.json"
     wait_until(published.exists, 15, what="the kernel's call to wait")
-    assert json.loads(published.read_text())["pid"] == lab.server.proc.pid  # type: ignore[union-attr]
+    server = lab.server.proc.pid  # type: ignore[union-attr]
+    assert (json.loads(published.read_text())["pid"] == server) is not kernel_hub
 
     # The badge opens the notebook whose kernel runs it (another tab in front first).
     lab.command("launcher:create")
@@ -159,20 +169,22 @@ def test_a_kernels_sdk_run_is_approved_and_answered_from_the_panel(
     # Approve, by a click on the panel's row: the kernel's call is allowed, the tool runs.
     assert not list(env.cwd.glob("sim-*.txt"))
     row.locator("button.pmux-act--approve").click()
-    wait_until(lambda: "DENIALS" in _cell_output(lab, 0), 90, what="the cell's run to end")
-    assert "DENIALS 0" in _cell_output(lab, 0), _cell_output(lab, 0)
+    wait_until(lambda: "DENIALS" in _cell_output(lab, first), 90, what="the run to end")
+    assert "DENIALS 0" in _cell_output(lab, first), _cell_output(lab, first)
     assert len(list(env.cwd.glob("sim-*.txt"))) == 1, "the approved touch ran once"
     assert not published.exists()
 
     # The question's run: its options are buttons; a click on Amber answers it.
-    lab.run_cell(1, wait=False)
+    lab.run_cell(first + 1, wait=False)
     qsid, qrow = _asking_row(lab, "question")
     assert qsid != sid
     options = qrow.locator("button.pmux-act--option")
     assert options.all_inner_texts() == ["Purple", "Amber"]
-    assert qrow.locator("button.pmux-act--approve").count() == 0
+    assert qrow.locator("button.pmux-act--approve:visible").count() == 0
     options.nth(1).click()
-    wait_until(lambda: "DENIALS" in _cell_output(lab, 1), 90, what="the question's run to end")
-    assert "DENIALS 0" in _cell_output(lab, 1), _cell_output(lab, 1)
+    wait_until(
+        lambda: "DENIALS" in _cell_output(lab, first + 1), 90, what="the question's run to end"
+    )
+    assert "DENIALS 0" in _cell_output(lab, first + 1), _cell_output(lab, first + 1)
     [answered] = [r for r in _tool_results(env, qsid) if "answered" in r]
     assert '"Which colour should the badge use?"="Amber"' in answered, answered
