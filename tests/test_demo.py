@@ -9,6 +9,10 @@
 * The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
 * The notebook test checks that the checkout's notebook is output-free, and runs all its
   cells (nbclient, a real kernel) against a ``--no-lab`` demo fleet: no cell may fail.
+* The SDK notebook test runs every cell of notebooks/sdk_agents.ipynb (nbclient, a real
+  kernel) in the demo's homes with the Agent SDK's bundled CLI and the scripted model; a hub
+  of the test's own, over the same homes, approves the command's run as the side panel's
+  does (the call waits in the kernel's hub: forwarded); the notebook answers the question.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
   Chromium, finds the widget already live in the first cell (the demo ran it; no cell is run
   here), waits for rows in each of the four states, takes a screenshot
@@ -468,3 +472,111 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
         assert not [pid for pid in kernels if alive(pid)], "the kernel survived"
     finally:
         demo.cleanup()
+
+
+# ---------------------------------------------------------------------------- SDK notebook
+
+
+def test_the_demo_copies_the_sdk_notebook_beside_its_own(tmp_path: Path) -> None:
+    from pmux_widget.demo.dirs import DemoDirs
+    from pmux_widget.demo.lab import JupyterLab
+
+    dirs = DemoDirs(tmp_path / "demo")
+    dirs.prepare()
+    JupyterLab(dirs)._configure()
+    assert sorted(p.name for p in dirs.notebooks.glob("*.ipynb")) == [
+        "demo.ipynb",
+        "sdk_agents.ipynb",
+    ]
+
+
+@pytest.mark.real_claude
+@pytest.mark.timeout(420)
+def test_the_sdk_notebook_runs_in_the_demos_homes_approved_from_another_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """notebooks/sdk_agents.ipynb, every cell, in a real kernel (nbclient) with `make demo`'s
+    homes (``DemoDirs.prepare``: our hooks in its config dir): its runs use the SDK's bundled
+    CLI and the scripted model; the kernel's hub holds their calls. A hub of another process
+    over the same homes stands for the side panel's (the Jupyter server's): it sees the
+    command's row ask, SDK, and its Approve reaches the kernel's waiting call; the question is
+    answered by the notebook's own cell."""
+    import threading
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from pmux_widget.core.wording import non_interactive
+    from pmux_widget.demo.dirs import DemoDirs
+    from pmux_widget.runtime.actions import act, dialog_token
+
+    from .real_claude.sdk_runs import bundled_cli
+
+    if bundled_cli() is None:
+        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
+            pytest.fail("claude-agent-sdk with its bundled CLI is required", pytrace=False)
+        pytest.skip("claude-agent-sdk with its bundled CLI is not installed (make install)")
+    notebook = nbformat.read(REPO / "notebooks" / "sdk_agents.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    kept = [c.id for c in code if c.outputs or c.execution_count]
+    assert not kept, f"the checkout's notebook must stay output-free: {kept}"
+
+    dirs = DemoDirs(tmp_path / "demo")
+    dirs.prepare()
+    for name, value in {
+        **dirs.env(),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    panel = make_hub(home=dirs.pmux, claude_home=dirs.claude).start()
+    approved: list[str] = []
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def approve_from_the_panel() -> None:
+        """What a click on the row's Approve in the side panel does, in another hub, once
+        the row asks and its call waits (published: a click a moment earlier finds none)."""
+        try:
+            while not done.is_set():
+                asking = [
+                    s
+                    for s in panel.sessions()
+                    if s.state.value == "needs-input"
+                    and s.question is not None
+                    and s.question.kind == "permission"
+                    and s.tool_summary
+                    and (dirs.pmux / "decisions" / f"{s.session_id}.json").exists()
+                ]
+                for row in asking:
+                    assert non_interactive(row) == "SDK", row
+                    act(panel, row.session_id, "approve", token=dialog_token(row))
+                    approved.append(row.session_id)
+                    return
+                done.wait(0.2)
+        except BaseException as exc:  # shown by the test, not lost in a thread
+            failed.append(exc)
+
+    clicker = threading.Thread(target=approve_from_the_panel, daemon=True)
+    clicker.start()
+    try:
+        client = NotebookClient(
+            notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+        )
+        client.execute()  # raises CellExecutionError on the first failing cell
+    finally:
+        done.set()
+        clicker.join(10)
+        panel.stop()
+        assert not failed, failed
+    outputs = {c.id: "".join(o.get("text", "") for o in c.outputs) for c in code}
+    print(outputs)
+    noisy = {k: v for k, v in outputs.items() if "Warning" in v or "Traceback" in v}
+    assert not noisy, noisy
+    assert len(approved) == 1, approved
+    assert "click Approve on its row" in outputs["sdk-05"], outputs["sdk-05"]
+    assert "the command's run: success refused: []" in outputs["sdk-06"], outputs["sdk-06"]
+    assert "the question's run: success -> Thanks: I'll use your answer." in outputs["sdk-08"]
+    # the runs were the demo's: their transcripts are in its config dir, the command ran
+    assert list((dirs.root / "sdk" / "home" / "project").glob("sim-*.txt"))
+    assert list((dirs.claude / "projects").glob("*/*.jsonl"))
