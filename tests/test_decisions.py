@@ -103,10 +103,12 @@ def cli() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait(5)
 
 
-def _asking(hub: Hub, pid: int, at: int | None = None) -> None:
+def _asking(hub: Hub, pid: int, at: int | None = None, entrypoint: str | None = None) -> None:
     """The row of a run of ``pid`` that asks (PID file + PermissionRequest), on the hub."""
     at = at or now_ms()
-    record = s.PidRecord(pid=pid, session_id=SID, cwd="/tmp", started_at=1, status="busy")
+    record = s.PidRecord(
+        pid=pid, session_id=SID, cwd="/tmp", started_at=1, status="busy", entrypoint=entrypoint
+    )
     hub.call(lambda: hub.apply(s.PidFile(at=at, record=record)))
     ask = s.parse_hook(
         {
@@ -259,3 +261,34 @@ def test_another_hub_checks_the_token_it_showed_and_forwards_to_the_call(tmp_pat
     finally:
         other.stop()
         holder.stop()
+
+
+def test_an_sdk_run_that_asks_before_its_call_registers_is_answered_once_it_does(hub, cli):
+    """The hook (or PID file) can tell a hub that an SDK run asks before its call registers:
+    an approve meanwhile looks for the call a moment and reaches it."""
+    import os
+
+    _asking(hub, cli.pid, entrypoint="sdk-py")
+    got: dict[str, Any] = {}
+    body = {
+        "pid": os.getpid(),
+        "tool_use_id": "toolu_5",
+        "tool_name": "AskUserQuestion",
+        "input": ASK,
+    }
+    late = threading.Timer(0.5, lambda: got.update(r=_poll(hub, body)))  # the call, late
+    late.start()
+    try:
+        assert hub.decisions.waiting(SID) is None
+        act(hub, SID, "answer", options=["Amber", "busy"])
+        late.join(10)
+        assert got["r"][0] == 200 and got["r"][1]["behavior"] == "allow"
+        assert got["r"][1]["updated_input"]["answers"]["Which colour?"] == "Amber"
+    finally:
+        late.cancel()
+
+
+def test_an_sdk_run_nothing_of_ours_answers_is_refused_saying_why(hub, cli):
+    _asking(hub, cli.pid, entrypoint="sdk-py")
+    with pytest.raises(ActionError, match="its program answers: no call waits on pmux-widget"):
+        act(hub, SID, "approve")

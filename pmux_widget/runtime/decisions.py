@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -34,6 +35,7 @@ from typing import Any, Literal
 from pmux_widget.core.model import ActionName, Session, State
 from pmux_widget.core.question import AnswerRefused, Question, question_of, resolve_answer
 from pmux_widget.core.summaries import summarize_tool
+from pmux_widget.core.wording import non_interactive
 from pmux_widget.system import processes
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
@@ -59,6 +61,9 @@ ANSWERS = frozenset({"approve", "deny", "answer", "interrupt"})
 FORWARD_TIMEOUT_S = 10.0
 #: A forwarded action's ``dialog``: the waiting call (its tool_use_id) it was checked against.
 CALL = "call:"
+#: How long an action on an SDK run that asks looks for its call (it registers over loopback
+#: HTTP, where the hub may look for the session up to server.SESSION_WAIT_S).
+CALL_WAIT_S = 3.0
 
 
 class HubGone(Exception):
@@ -360,7 +365,16 @@ def answer(
     pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
     if pending is None:
         labels = _labels(options, answers)
-        return _forward(view, session, action, text, labels, mode, token, shown)
+        forward = functools.partial(
+            _forward, view, session, action, text, labels, mode, token, shown
+        )
+        forwarded = forward()
+        if forwarded is not None or not _sdk_asks(session):
+            return forwarded
+        found = _call_of(view, session, forward)
+        if isinstance(found, ActionResult):
+            return found
+        pending = found
     if session.state is not State.NEEDS_INPUT:
         raise ActionError(
             f"{session.name} is {session.state.value}: its permission call is not shown yet"
@@ -379,6 +393,34 @@ def answer(
     if not registry.resolve(pending, decision):
         raise ActionError(f"{session.name}: that call was answered already")
     return ActionResult(session.session_id, action, ())
+
+
+def _sdk_asks(session: Session) -> bool:
+    """An Agent SDK run that asks: a call of ours may be about to register for it."""
+    return non_interactive(session) == "SDK" and session.state is State.NEEDS_INPUT
+
+
+def _call_of(
+    view: object, session: Session, forward: Callable[[], ActionResult | None]
+) -> Pending | ActionResult:
+    """An SDK run asks, and no call of ours waits for it yet: its hooks and PID file may tell
+    a hub before the call registers (in this hub, or published by another). Look again for a
+    moment; then refuse, saying why nothing here answers it."""
+    registry = getattr(view, "decisions", None)
+    deadline = time.monotonic() + CALL_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
+        if pending is not None:
+            return pending
+        forwarded = forward()
+        if forwarded is not None:
+            return forwarded
+    raise ActionError(
+        f"{session.name} is an Agent SDK run whose permissions its program answers: no call "
+        "waits on pmux-widget's handler (pmux_widget.can_use_tool, pmux_widget.agent_options), "
+        "so nothing can answer it from here"
+    )
 
 
 def _labels(
