@@ -50,6 +50,7 @@ __all__ = [
     "HubGone",
     "Pending",
     "answer",
+    "clean_stale",
     "decision_for",
     "find_session",
     "where_this_runs",
@@ -229,6 +230,22 @@ class Decisions:
             atomic_write(
                 self.folder / f"{pending.session_id}.json", json.dumps(info).encode(), 0o600
             )
+
+
+def clean_stale(home: PmuxHome) -> list[str]:
+    """Remove the published calls of hubs that are gone (a process killed while a call waited
+    in its hub: a kernel's, SIGKILL); returns their session ids. Another hub already ignores
+    them (their pid is dead); this stops them being read for ever."""
+    removed = []
+    for path in home.decisions_dir.glob("*.json"):
+        published = _read_published(path)
+        pid = published.get("pid") if published is not None else None
+        if isinstance(pid, int) and processes.pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path.stem)
+    return removed
 
 
 def _read_published(path: Path) -> dict[str, Any] | None:

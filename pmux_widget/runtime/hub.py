@@ -53,6 +53,7 @@ from pmux_widget.system.programs import program_of
 
 from .boot import named_hook, replay_spool, restore
 from .decisions import Decisions, Pending
+from .decisions import clean_stale as clean_stale_calls
 from .looks import spread_seen
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
@@ -247,6 +248,7 @@ class Hub:
 
     def _clean_stale_runtime_files(self) -> None:
         clean_stale_hub_files(self.home, keep=self.runtime_file)
+        clean_stale_calls(self.home)
 
     def _sweep_runtime_files(self) -> None:
         """Every ``SWEEP_SECONDS``: a dead hub's file (SIGKILL, a crash) goes, so hooks and
@@ -259,6 +261,8 @@ class Hub:
             removed = []
         if removed:
             log.info("removed the runtime files of hubs that are gone: %s", removed)
+        with contextlib.suppress(OSError):
+            clean_stale_calls(self.home)  # their published calls too
         self.loop.call_later(SWEEP_SECONDS, self._sweep_runtime_files)
 
     # ------------------------------------------------------------------ recovery

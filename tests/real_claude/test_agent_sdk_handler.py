@@ -603,3 +603,71 @@ def test_with_no_hooks_a_programs_run_says_sdk_and_names_the_program(sdk_env, ow
         if program.poll() is None:
             program.kill()
         program.wait(10)
+
+
+OWN_HUB_KERNEL = """
+import asyncio, json, os, sys
+sys.path.insert(0, {root!r})
+import pmux_widget
+pmux_widget.start(home={home!r}, claude_home={claude!r})  # as show() does in a kernel
+from claude_agent_sdk import query
+env = json.loads(os.environ["SDK_ENV"])
+async def main():
+    options = pmux_widget.agent_options(cwd={cwd!r}, env=env)
+    async for message in query(prompt="please run the command", options=options):
+        print(type(message).__name__, flush=True)
+asyncio.run(main())
+"""
+
+
+def test_a_kernel_killed_while_its_own_hub_holds_the_call(sdk_env, own_hub):
+    """The call waits in the killed program's own hub (a kernel that ran show()): its CLI
+    exits with it and the row leaves needs-input; an approve from another hub (this one) is
+    refused at once, forwarded nowhere; the dead hub's published call is swept."""
+    env, pmux_home = sdk_env
+    code = OWN_HUB_KERNEL.format(
+        root=str(Path(__file__).resolve().parents[2]),
+        home=str(pmux_home.root),
+        claude=str(env.config_dir),
+        cwd=str(env.cwd),
+    )
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={
+            **os.environ,
+            "SDK_ENV": json.dumps(env.env()),
+            "PMUX_WIDGET_HOME": str(pmux_home.root),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def published() -> tuple[str, dict[str, Any]] | None:
+            for path in (pmux_home.root / "decisions").glob("*.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    return path.stem, json.loads(path.read_text())
+            return None
+
+        sid, call = wait_until(published, 90, what="the kernel's call to wait in its hub")
+        assert call["pid"] == kernel.pid and own_hub.decisions.waiting(sid) is None
+        wait_until(lambda: own_hub.fleet[sid].state is State.NEEDS_INPUT, 15, what="needs-input")
+        os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
+        wait_until(
+            lambda: own_hub.fleet[sid].ended or own_hub.fleet[sid].state is not State.NEEDS_INPUT,
+            30,
+            what="the row to leave needs-input",
+        )
+        started = time.monotonic()
+        with pytest.raises(ActionError):
+            act(own_hub, sid, "approve")
+        assert time.monotonic() - started < 5
+        assert not list(env.cwd.glob("sim-*.txt"))
+        assert decisions.clean_stale(pmux_home) == [sid]
+        assert published() is None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
