@@ -671,3 +671,63 @@ def test_a_kernel_killed_while_its_own_hub_holds_the_call(sdk_env, own_hub):
         with contextlib.suppress(ProcessLookupError):
             os.kill(kernel.pid, signal.SIGKILL)
         kernel.wait(10)
+
+
+def test_a_kernel_restarted_while_its_call_waits_in_the_server_leaves_no_dialog(sdk_env, jupyter):
+    """A notebook's kernel (no hub of its own) whose call waits in the Jupyter server's hub is
+    restarted through Jupyter's API, as the Restart button does: the long poll's connection
+    closes, so the server drops the call and its published file; the run's CLI goes with its
+    kernel and the row leaves needs-input; the panel's approve is then refused."""
+    from jupyter_client import BlockingKernelClient
+
+    env, pmux_home = sdk_env
+    started = jupyter.post(
+        "api/sessions",
+        {"path": "agents.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+    )
+    assert started.status_code == 201, started.text
+    kernel_id = started.json()["kernel"]["id"]
+    connection = Path(jupyter.env["JUPYTER_RUNTIME_DIR"]) / f"kernel-{kernel_id}.json"
+    wait_until(connection.exists, 30, what="the kernel's connection file")
+    client = BlockingKernelClient()
+    client.load_connection_file(str(connection))
+    client.start_channels()
+    try:
+        _ready(client, 60)
+        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env()), extra=""))
+        calls = pmux_home.root / "decisions"
+        path = wait_until(
+            lambda: next(iter(calls.glob("*.json")), None) if calls.is_dir() else None,
+            90,
+            what="the kernel's call to wait in the server's hub",
+        )
+        sid = path.stem
+        assert json.loads(path.read_text())["pid"] == jupyter.pid
+
+        def row() -> dict[str, Any] | None:
+            rows = jupyter.get("pmux/api/sessions").json()["sessions"]
+            return next((r for r in rows if r["session_id"] == sid), None)
+
+        wait_until(
+            lambda: (r := row()) is not None and r["state"] == "needs-input",
+            30,
+            what="the server's row to ask",
+        )
+        restarted = jupyter.post(f"api/kernels/{kernel_id}/restart", {})
+        assert restarted.status_code == 200, restarted.text
+        wait_until(lambda: not path.exists(), 30, what="the server to drop the call")
+        wait_until(
+            lambda: (r := row()) is None or r["state"] != "needs-input",
+            60,
+            what="the row to leave needs-input",
+        )
+        refused = jupyter.post("pmux/api/actions", {"session_id": sid, "action": "approve"})
+        assert refused.status_code in (404, 409), refused.text
+        assert not list(env.cwd.glob("sim-*.txt"))
+    finally:
+        client.stop_channels()
+        import requests
+
+        requests.delete(
+            jupyter.url(f"api/kernels/{kernel_id}"), headers=jupyter.headers(), timeout=30
+        )
