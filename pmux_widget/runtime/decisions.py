@@ -174,13 +174,17 @@ class Decisions:
             return [p for calls in self._pending.values() for p in calls if not p.future.done()]
 
     def resolve(self, pending: Pending, decision: Decision) -> bool:
-        """Give ``pending`` its decision; False when it has one already (or was dropped)."""
+        """Give ``pending`` its decision; False when it has one already (or was dropped).
+        Its published file goes first: once its waiter has the decision (and the run goes on,
+        and may end), nothing says the call still waits."""
+        if pending.future.done():
+            return False
+        self._forget(pending)
         with self._lock:
             try:
                 pending.future.set_result(decision)
             except concurrent.futures.InvalidStateError:
                 return False
-        self._forget(pending)
         return True
 
     def drop(self, pending: Pending) -> None:
