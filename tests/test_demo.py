@@ -646,9 +646,10 @@ def test_the_sdk_notebook_in_the_demos_jupyterlab_is_approved_from_its_panel(
                 )
                 # its own run, not the demo's terminal session that asks too
                 assert "touch sim-" in _output(asks), _output(asks)
-                row = (
+                row = (  # (the question's run asks too: its row offers options, no Approve)
                     panel.locator("li.pmux-row.pmux-row--needs-input")
                     .filter(has=page.locator(".pmux-badge--unattended", has_text="SDK"))
+                    .filter(has=page.locator("button.pmux-act--approve:visible"))
                     .first
                 )
                 row.wait_for(timeout=30_000)

@@ -100,7 +100,8 @@ def _tool_results(env: ClaudeEnv, sid: str) -> list[str]:
 def _asking_row(lab: LabPage, kind: str, timeout: float = 120) -> tuple[str, Any]:
     """The session id and panel row of the SDK run that asks (``.pmux-act--approve`` for a
     permission, option buttons for a question), once drawn."""
-    button = "button.pmux-act--approve" if kind == "permission" else "button.pmux-act--option"
+    offered = "pmux-act--approve" if kind == "permission" else "pmux-act--option"
+    button = f"button.{offered}:visible"
     row = (
         lab.page.locator(f"{PANEL} li.pmux-row.pmux-row--needs-input.pmux-row--unattended")
         .filter(has=lab.page.locator(button))
