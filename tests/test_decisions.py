@@ -103,10 +103,12 @@ def cli() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait(5)
 
 
-def _asking(hub: Hub, pid: int) -> None:
+def _asking(hub: Hub, pid: int, at: int | None = None, entrypoint: str | None = None) -> None:
     """The row of a run of ``pid`` that asks (PID file + PermissionRequest), on the hub."""
-    at = now_ms()
-    record = s.PidRecord(pid=pid, session_id=SID, cwd="/tmp", started_at=1, status="busy")
+    at = at or now_ms()
+    record = s.PidRecord(
+        pid=pid, session_id=SID, cwd="/tmp", started_at=1, status="busy", entrypoint=entrypoint
+    )
     hub.call(lambda: hub.apply(s.PidFile(at=at, record=record)))
     ask = s.parse_hook(
         {
@@ -220,3 +222,73 @@ def test_a_hub_that_stops_answers_its_waiting_calls(tmp_path, cli):
     waiter.join(10)
     assert not waiter.is_alive() and got["d"] is None  # the handler asks elsewhere, or refuses
     assert os.getpid()
+
+
+def test_another_hub_checks_the_token_it_showed_and_forwards_to_the_call(tmp_path, cli):
+    """Two hubs over one home (a kernel's and the Jupyter server's): the call waits in
+    ``holder``; ``other`` has its own row of the session, entered needs-input at its own
+    moment (its token differs from the holder's). An action on ``other`` with other's token
+    reaches the call, once; a stale one is refused there; a forwarded action that names
+    another call is refused by the holder."""
+    import os
+
+    holder = Hub(home=tmp_path / "pmux", claude_home=tmp_path / "claude").start()
+    other = Hub(home=tmp_path / "pmux", claude_home=tmp_path / "claude").start()
+    try:
+        # the news reached each hub at its own moment
+        _asking(holder, cli.pid)
+        _asking(other, cli.pid, at=now_ms() - 2000)
+        got: dict[str, Any] = {}
+        body = {"pid": os.getpid(), "tool_use_id": "toolu_9", "tool_name": "Bash", "input": {}}
+        waiter = threading.Thread(target=lambda: got.update(r=_poll(holder, body)))
+        waiter.start()
+        pending = wait_until(lambda: holder.decisions.waiting(SID), 10, what="the call to wait")
+        path = holder.home.root / "decisions" / f"{SID}.json"
+        wait_until(path.exists, 5, what="the call's published file")
+        shown = dialog_token(other.fleet[SID])
+        assert shown != dialog_token(holder.fleet[SID])
+        with pytest.raises(ActionError, match="moved on"):
+            act(other, SID, "deny", token=shown + "x")
+        with pytest.raises(ActionError, match="moved on"):  # the holder: not that call
+            act(holder, SID, "deny", dialog="call:toolu_other")
+        assert not pending.future.done()
+        act(other, SID, "deny", text="not this", token=shown)
+        waiter.join(10)
+        status, answer = got["r"]
+        assert status == 200 and answer["behavior"] == "deny" and "not this" in answer["message"]
+        with pytest.raises(ActionError):
+            act(other, SID, "deny", token=shown)
+    finally:
+        other.stop()
+        holder.stop()
+
+
+def test_an_sdk_run_that_asks_before_its_call_registers_is_answered_once_it_does(hub, cli):
+    """The hook (or PID file) can tell a hub that an SDK run asks before its call registers:
+    an approve meanwhile looks for the call a moment and reaches it."""
+    import os
+
+    _asking(hub, cli.pid, entrypoint="sdk-py")
+    got: dict[str, Any] = {}
+    body = {
+        "pid": os.getpid(),
+        "tool_use_id": "toolu_5",
+        "tool_name": "AskUserQuestion",
+        "input": ASK,
+    }
+    late = threading.Timer(0.5, lambda: got.update(r=_poll(hub, body)))  # the call, late
+    late.start()
+    try:
+        assert hub.decisions.waiting(SID) is None
+        act(hub, SID, "answer", options=["Amber", "busy"])
+        late.join(10)
+        assert got["r"][0] == 200 and got["r"][1]["behavior"] == "allow"
+        assert got["r"][1]["updated_input"]["answers"]["Which colour?"] == "Amber"
+    finally:
+        late.cancel()
+
+
+def test_an_sdk_run_nothing_of_ours_answers_is_refused_saying_why(hub, cli):
+    _asking(hub, cli.pid, entrypoint="sdk-py")
+    with pytest.raises(ActionError, match="its program answers: no call waits on pmux-widget"):
+        act(hub, SID, "approve")

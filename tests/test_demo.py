@@ -9,6 +9,10 @@
 * The SIGINT test stops a ``--no-lab`` demo with Ctrl+C's signal.
 * The notebook test checks that the checkout's notebook is output-free, and runs all its
   cells (nbclient, a real kernel) against a ``--no-lab`` demo fleet: no cell may fail.
+* The SDK notebook test runs every cell of notebooks/sdk_agents.ipynb (nbclient, a real
+  kernel) in the demo's homes with the Agent SDK's bundled CLI and the scripted model; a hub
+  of the test's own, over the same homes, approves the command's run as the side panel's
+  does (the call waits in the kernel's hub: forwarded); the notebook answers the question.
 * The browser test runs the whole demo (JupyterLab included), opens the printed URL in
   Chromium, finds the widget already live in the first cell (the demo ran it; no cell is run
   here), waits for rows in each of the four states, takes a screenshot
@@ -33,6 +37,7 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import psutil
@@ -466,5 +471,215 @@ def test_demo_in_jupyterlab(tmp_path: Path) -> None:
         assert "Stopped; no demo process is left running." in demo.output()
         demo.assert_nothing_left()
         assert not [pid for pid in kernels if alive(pid)], "the kernel survived"
+    finally:
+        demo.cleanup()
+
+
+# ---------------------------------------------------------------------------- SDK notebook
+
+
+def test_the_demo_copies_the_sdk_notebook_beside_its_own(tmp_path: Path) -> None:
+    from pmux_widget.demo.dirs import DemoDirs
+    from pmux_widget.demo.lab import JupyterLab
+
+    dirs = DemoDirs(tmp_path / "demo")
+    dirs.prepare()
+    JupyterLab(dirs)._configure()
+    assert sorted(p.name for p in dirs.notebooks.glob("*.ipynb")) == [
+        "demo.ipynb",
+        "sdk_agents.ipynb",
+    ]
+
+
+@pytest.mark.real_claude
+@pytest.mark.timeout(420)
+def test_the_sdk_notebook_runs_in_the_demos_homes_approved_from_another_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """notebooks/sdk_agents.ipynb, every cell, in a real kernel (nbclient) with `make demo`'s
+    homes (``DemoDirs.prepare``: our hooks in its config dir): its runs use the SDK's bundled
+    CLI and the scripted model; the kernel's hub holds their calls. A hub of another process
+    over the same homes stands for the side panel's (the Jupyter server's): it sees the
+    command's row ask, SDK, and its Approve reaches the kernel's waiting call; the question is
+    answered by the notebook's own cell."""
+    import threading
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from pmux_widget.core.wording import non_interactive
+    from pmux_widget.demo.dirs import DemoDirs
+    from pmux_widget.runtime.actions import act, dialog_token
+
+    from .real_claude.sdk_runs import bundled_cli
+
+    if bundled_cli() is None:
+        if os.environ.get("CI") or os.environ.get("PMUX_REQUIRE_CLAUDE") == "1":
+            pytest.fail("claude-agent-sdk with its bundled CLI is required", pytrace=False)
+        pytest.skip("claude-agent-sdk with its bundled CLI is not installed (make install)")
+    notebook = nbformat.read(REPO / "notebooks" / "sdk_agents.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    kept = [c.id for c in code if c.outputs or c.execution_count]
+    assert not kept, f"the checkout's notebook must stay output-free: {kept}"
+
+    dirs = DemoDirs(tmp_path / "demo")
+    dirs.prepare()
+    for name, value in {
+        **dirs.env(),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    panel = make_hub(home=dirs.pmux, claude_home=dirs.claude).start()
+    approved: list[str] = []
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def approve_from_the_panel() -> None:
+        """What a click on the row's Approve in the side panel does, in another hub, once
+        the row asks and its call waits (published: a click a moment earlier finds none)."""
+        try:
+            while not done.is_set():
+                asking = [
+                    s
+                    for s in panel.sessions()
+                    if s.state.value == "needs-input"
+                    and s.question is not None
+                    and s.question.kind == "permission"
+                    and s.tool_summary
+                    and (dirs.pmux / "decisions" / f"{s.session_id}.json").exists()
+                ]
+                for row in asking:
+                    assert non_interactive(row) == "SDK", row
+                    act(panel, row.session_id, "approve", token=dialog_token(row))
+                    approved.append(row.session_id)
+                    return
+                done.wait(0.2)
+        except BaseException as exc:  # shown by the test, not lost in a thread
+            failed.append(exc)
+
+    clicker = threading.Thread(target=approve_from_the_panel, daemon=True)
+    clicker.start()
+    try:
+        client = NotebookClient(
+            notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+        )
+        client.execute()  # raises CellExecutionError on the first failing cell
+    finally:
+        done.set()
+        clicker.join(10)
+        panel.stop()
+        assert not failed, failed
+    outputs = {c.id: "".join(o.get("text", "") for o in c.outputs) for c in code}
+    print(outputs)
+    noisy = {k: v for k, v in outputs.items() if "Warning" in v or "Traceback" in v}
+    assert not noisy, noisy
+    assert len(approved) == 1, approved
+    # the notebook's own run, with what it asks (not a session of the demo's fleet)
+    assert "touch sim-" in outputs["sdk-05"], outputs["sdk-05"]
+    assert "click Approve on its row" in outputs["sdk-05"], outputs["sdk-05"]
+    assert "the command's run: success refused: []" in outputs["sdk-06"], outputs["sdk-06"]
+    assert "the question's run: success -> Thanks: I'll use your answer." in outputs["sdk-08"]
+    # the runs were the demo's: their transcripts are in its config dir, the command ran
+    assert list((dirs.root / "sdk" / "home" / "project").glob("sim-*.txt"))
+    assert list((dirs.claude / "projects").glob("*/*.jsonl"))
+
+
+def _output(cell: Any) -> str:
+    return str(cell.locator(".jp-OutputArea").inner_text())
+
+
+@pytest.mark.browser
+@pytest.mark.real_claude
+@pytest.mark.timeout(420)
+def test_the_sdk_notebook_in_the_demos_jupyterlab_is_approved_from_its_panel(
+    tmp_path: Path,
+) -> None:
+    """`make demo` for real (one scripted session, no history: the machine is shared), its
+    URL's JupyterLab in Chromium: sdk_agents.ipynb is there; its cells are run as a user does
+    (Shift+Enter); the command's run asks in the side panel, SDK · sdk_agents.ipynb, and a
+    click on its Approve there reaches the kernel's waiting call (the kernel's hub holds it:
+    the server's hub forwards); the question is answered by the notebook's own cell."""
+    from .real_claude.sdk_runs import bundled_cli
+
+    if not CHROMIUM.exists() or bundled_cli() is None:
+        why = f"{CHROMIUM} or claude-agent-sdk with its bundled CLI is missing"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+
+    demo = DemoProcess(
+        tmp_path, "--port", str(free_port()), "--duration", "360", "--sessions", "1",
+        "--history", "0", "--no-prerun",
+    )  # fmt: skip
+    try:
+        url = demo.wait_for_output(r"URL: (http://127\.0\.0\.1:\d+/lab/\S+\?token=\w+)", 120)[1]
+        assert "sdk_agents.ipynb beside it" in demo.output()
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(60_000)
+                page.goto(url.replace("/lab/tree/demo.ipynb", "/lab/tree/sdk_agents.ipynb"))
+                panel = page.locator("#pmux-widget-panel")
+                panel.locator(".pmux-root").wait_for(state="attached", timeout=90_000)
+
+                def cell(text: str) -> Any:
+                    return page.locator(".jp-CodeCell", has_text=text).first
+
+                setup = cell("offline_sdk()")
+                setup.wait_for(timeout=90_000)
+                # JupyterLab may ask which kernel (its preferred one, python3, preselected)
+                dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
+                with contextlib.suppress(Exception):  # (none asked: nothing to do)
+                    dialog.wait_for(timeout=10_000)
+                    dialog.locator("button", has_text="Select").click()
+                    dialog.wait_for(state="detached", timeout=10_000)
+                for text in ("offline_sdk()", "asyncio.ensure_future", 'asking("permission")'):
+                    run_cell(page, cell(text))
+                asks = cell('asking("permission")')
+                wait_until(
+                    lambda: "click Approve on its row" in _output(asks),
+                    120,
+                    what=lambda: f"the run to ask; the cell says {_output(asks)!r}",
+                )
+                # its own run, not the demo's terminal session that asks too
+                assert "touch sim-" in _output(asks), _output(asks)
+                row = (  # (the question's run asks too: its row offers options, no Approve)
+                    panel.locator("li.pmux-row.pmux-row--needs-input")
+                    .filter(has=page.locator(".pmux-badge--unattended", has_text="SDK"))
+                    .filter(has=page.locator("button.pmux-act--approve:visible"))
+                    .first
+                )
+                row.wait_for(timeout=30_000)
+                badge = row.locator(".pmux-badge--unattended").inner_text()
+                assert badge == "SDK · sdk_agents.ipynb", badge
+                row.scroll_into_view_if_needed()
+                row.locator("button.pmux-act--approve").click()
+                ran = cell("done = await command")
+                run_cell(page, ran)
+                wait_until(
+                    lambda: "the command's run:" in _output(ran), 90, what="the command's run"
+                )
+                assert "the command's run: success refused: []" in _output(ran), _output(ran)
+                answered = cell("asker.answer")
+                run_cell(page, answered)
+                wait_until(
+                    lambda: "the question's run:" in _output(answered), 90, what="the question"
+                )
+                assert "-> Thanks: I'll use your answer." in _output(answered)
+                OUTPUT.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(OUTPUT / "sdk-notebook.png"))
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    OUTPUT.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(OUTPUT / "sdk-notebook-failed.png"))
+                raise
+            finally:
+                browser.close()
+        demo.signal(signal.SIGINT)
+        assert demo.wait(60) == 0, demo.output()
+        demo.assert_nothing_left()
     finally:
         demo.cleanup()

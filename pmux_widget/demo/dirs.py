@@ -9,11 +9,13 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["CHECKOUT", "ENV_DIR", "NOTEBOOK", "DemoDirs", "default_demo_dir"]
+__all__ = ["CHECKOUT", "ENV_DIR", "NOTEBOOK", "SDK_NOTEBOOK", "DemoDirs", "default_demo_dir"]
 
 ENV_DIR = "PMUX_DEMO_DIR"
 CHECKOUT = Path(__file__).resolve().parents[2]
 NOTEBOOK = CHECKOUT / "notebooks" / "demo.ipynb"
+#: Agents run from cells with the Agent SDK, answered from the panel (beside demo.ipynb)
+SDK_NOTEBOOK = CHECKOUT / "notebooks" / "sdk_agents.ipynb"
 
 
 def default_demo_dir() -> Path:

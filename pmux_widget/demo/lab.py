@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from .dirs import NOTEBOOK, DemoDirs
+from .dirs import NOTEBOOK, SDK_NOTEBOOK, DemoDirs
 from .lab_sim import write_wrapper
 
 __all__ = ["JupyterLab", "free_port"]
@@ -133,6 +133,8 @@ class JupyterLab:
             shutil.copyfile(NOTEBOOK, notebook)
         else:
             notebook.write_text(json.dumps(_fallback_notebook(), indent=1))
+        if SDK_NOTEBOOK.is_file():  # a source checkout's: agents run from cells (the SDK)
+            shutil.copyfile(SDK_NOTEBOOK, self.dirs.notebooks / SDK_NOTEBOOK.name)
         shutil.rmtree(self.dirs.notebooks / ".ipynb_checkpoints", ignore_errors=True)
         return {
             **os.environ,

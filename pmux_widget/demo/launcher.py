@@ -7,7 +7,9 @@ No Claude account, no network, nothing of yours touched: everything lives in the
     pmux/        the demo's PMUX_WIDGET_HOME: hook script, token, runtime/, spool/, state.db
     projects/    the demo sessions' working directories (one per project)
     jupyter/     JUPYTER_CONFIG_DIR, _DATA_DIR, _RUNTIME_DIR, workspaces, settings, lab.log
-    notebooks/   a fresh copy of notebooks/demo.ipynb (the checkout's copy stays output-free)
+    notebooks/   fresh copies of notebooks/demo.ipynb and sdk_agents.ipynb (agents run from
+                 cells with the Agent SDK, answered from the panel; the checkout's copies stay
+                 output-free)
 
 Steps: reset the demo's session state (unless a hub is using the demo home right now), install
 our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.demo.driver`;
@@ -45,7 +47,7 @@ from pathlib import Path
 
 import psutil
 
-from .dirs import ENV_DIR, DemoDirs, default_demo_dir
+from .dirs import ENV_DIR, SDK_NOTEBOOK, DemoDirs, default_demo_dir
 from .driver import Fleet, RealFleet, ScriptedFleet
 from .lab import JupyterLab
 from .scripted_fleet import PERSONAS
@@ -207,6 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _say(f"  URL: {lab.url}")
                 _say("")
                 _say(f"  (JupyterLab log: {lab.log}; the notebook is a fresh copy of demo.ipynb)")
+                if (dirs.notebooks / SDK_NOTEBOOK.name).is_file():
+                    _say(
+                        f"  {SDK_NOTEBOOK.name} beside it runs agents from cells (the Agent "
+                        "SDK, offline): approve one from the side panel"
+                    )
         if not stop.is_set():
             took = f"start-up took {time.monotonic() - launched:.0f} s"
             if args.duration:

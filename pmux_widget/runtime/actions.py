@@ -156,6 +156,7 @@ def act(
         mode=mode,
         token=token,
         shown=dialog_token(session),
+        dialog=dialog,
         record=record,
     )
     if decided is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -34,6 +35,7 @@ from typing import Any, Literal
 from pmux_widget.core.model import ActionName, Session, State
 from pmux_widget.core.question import AnswerRefused, Question, question_of, resolve_answer
 from pmux_widget.core.summaries import summarize_tool
+from pmux_widget.core.wording import non_interactive
 from pmux_widget.system import processes
 from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
@@ -48,6 +50,7 @@ __all__ = [
     "HubGone",
     "Pending",
     "answer",
+    "clean_stale",
     "decision_for",
     "find_session",
     "where_this_runs",
@@ -57,6 +60,11 @@ __all__ = [
 ANSWERS = frozenset({"approve", "deny", "answer", "interrupt"})
 #: How long a forwarded decision may take (the other hub resolves it at once).
 FORWARD_TIMEOUT_S = 10.0
+#: A forwarded action's ``dialog``: the waiting call (its tool_use_id) it was checked against.
+CALL = "call:"
+#: How long an action on an SDK run that asks looks for its call (it registers over loopback
+#: HTTP, where the hub may look for the session up to server.SESSION_WAIT_S).
+CALL_WAIT_S = 3.0
 
 
 class HubGone(Exception):
@@ -166,13 +174,17 @@ class Decisions:
             return [p for calls in self._pending.values() for p in calls if not p.future.done()]
 
     def resolve(self, pending: Pending, decision: Decision) -> bool:
-        """Give ``pending`` its decision; False when it has one already (or was dropped)."""
+        """Give ``pending`` its decision; False when it has one already (or was dropped).
+        Its published file goes first: once its waiter has the decision (and the run goes on,
+        and may end), nothing says the call still waits."""
+        if pending.future.done():
+            return False
+        self._forget(pending)
         with self._lock:
             try:
                 pending.future.set_result(decision)
             except concurrent.futures.InvalidStateError:
                 return False
-        self._forget(pending)
         return True
 
     def drop(self, pending: Pending) -> None:
@@ -222,6 +234,22 @@ class Decisions:
             atomic_write(
                 self.folder / f"{pending.session_id}.json", json.dumps(info).encode(), 0o600
             )
+
+
+def clean_stale(home: PmuxHome) -> list[str]:
+    """Remove the published calls of hubs that are gone (a process killed while a call waited
+    in its hub: a kernel's, SIGKILL); returns their session ids. Another hub already ignores
+    them (their pid is dead); this stops them being read for ever."""
+    removed = []
+    for path in home.decisions_dir.glob("*.json"):
+        published = _read_published(path)
+        pid = published.get("pid") if published is not None else None
+        if isinstance(pid, int) and processes.pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path.stem)
+    return removed
 
 
 def _read_published(path: Path) -> dict[str, Any] | None:
@@ -345,23 +373,38 @@ def answer(
     mode: str | None = None,
     token: str | None = None,
     shown: str | None = None,
+    dialog: str | None = None,
     record: Callable[[str, ActionName], None] | None = None,
 ) -> ActionResult | None:
     """``act``'s early branch: resolve the session's waiting call (here, or in the hub that
     holds it); None when no call of ours waits for it (then actions go the usual way).
-    ``token``: the dialog token the caller saw; ``shown``: the row's token now."""
+    ``token``: the dialog token the caller saw; ``shown``: the row's token now; ``dialog``:
+    ``call:<tool_use_id>``, the call a forwarding hub checked the caller's token against."""
     if action not in ANSWERS:
         return None
     registry = getattr(view, "decisions", None)
     pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
     if pending is None:
-        return _forward(view, session, action, text, _labels(options, answers), mode, token)
+        labels = _labels(options, answers)
+        forward = functools.partial(
+            _forward, view, session, action, text, labels, mode, token, shown
+        )
+        forwarded = forward()
+        if forwarded is not None or not _sdk_asks(session):
+            return forwarded
+        found = _call_of(view, session, forward)
+        if isinstance(found, ActionResult):
+            return found
+        pending = found
     if session.state is not State.NEEDS_INPUT:
         raise ActionError(
             f"{session.name} is {session.state.value}: its permission call is not shown yet"
         )
+    moved = f"{session.name} has moved on since it was shown; look again"
     if token is not None and token != shown:
-        raise ActionError(f"{session.name} has moved on since it was shown; look again")
+        raise ActionError(moved)
+    if dialog is not None and dialog.startswith(CALL) and dialog != CALL + pending.tool_use_id:
+        raise ActionError(moved)
     if session.tool_summary and pending.summary and session.tool_summary != pending.summary:
         raise ActionError(f"{session.name} shows another question than the call that waits")
     decision = decision_for(pending, action, text=text, options=options, answers=answers, mode=mode)
@@ -371,6 +414,34 @@ def answer(
     if not registry.resolve(pending, decision):
         raise ActionError(f"{session.name}: that call was answered already")
     return ActionResult(session.session_id, action, ())
+
+
+def _sdk_asks(session: Session) -> bool:
+    """An Agent SDK run that asks: a call of ours may be about to register for it."""
+    return non_interactive(session) == "SDK" and session.state is State.NEEDS_INPUT
+
+
+def _call_of(
+    view: object, session: Session, forward: Callable[[], ActionResult | None]
+) -> Pending | ActionResult:
+    """An SDK run asks, and no call of ours waits for it yet: its hooks and PID file may tell
+    a hub before the call registers (in this hub, or published by another). Look again for a
+    moment; then refuse, saying why nothing here answers it."""
+    registry = getattr(view, "decisions", None)
+    deadline = time.monotonic() + CALL_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        pending = registry.waiting(session.session_id) if isinstance(registry, Decisions) else None
+        if pending is not None:
+            return pending
+        forwarded = forward()
+        if forwarded is not None:
+            return forwarded
+    raise ActionError(
+        f"{session.name} is an Agent SDK run whose permissions its program answers: no call "
+        "waits on pmux-widget's handler (pmux_widget.can_use_tool, pmux_widget.agent_options), "
+        "so nothing can answer it from here"
+    )
 
 
 def _labels(
@@ -389,8 +460,14 @@ def _forward(
     options: Sequence[str] | None,
     mode: str | None,
     token: str | None,
+    shown: str | None,
 ) -> ActionResult | None:
-    """The call waits in another process's hub (its published file): ask that hub to act."""
+    """The call waits in another process's hub (its published file): ask that hub to act.
+
+    A dialog token is this hub's (its row's state_since: when the news reached it); the
+    holder's row entered needs-input when the call registered, a moment earlier. So the
+    caller's token is checked here, against the row the caller saw, and the holder is told
+    which call that was (``dialog`` ``call:<tool_use_id>``): it refuses if another waits."""
     home = getattr(view, "home", None)
     home = home if isinstance(home, PmuxHome) else PmuxHome.resolve()
     published = _read_published(home.decisions_dir / f"{session.session_id}.json")
@@ -402,7 +479,16 @@ def _forward(
         return None
     if pid == os.getpid() and port == own:
         return None  # ours, and answered already: the usual path refuses it
-    body = {"action": action, "text": text, "options": options, "mode": mode, "token": token}
+    call = published.get("tool_use_id")
+    if token is not None and token != shown:
+        raise ActionError(f"{session.name} has moved on since it was shown; look again")
+    body = {
+        "action": action,
+        "text": text,
+        "options": options,
+        "mode": mode,
+        "dialog": CALL + call if isinstance(call, str) and call else None,
+    }
     try:
         post_json(actions_request(port, session.session_id, body, home), timeout=FORWARD_TIMEOUT_S)
     except HttpRefused as refused:

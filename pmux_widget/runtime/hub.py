@@ -38,6 +38,7 @@ from pmux_widget.core.signals import (
     HookSignal,
     Origin,
     PidFile,
+    PidRecord,
     Seen,
     SessionStart,
     Signal,
@@ -52,6 +53,7 @@ from pmux_widget.system.programs import program_of
 
 from .boot import named_hook, replay_spool, restore
 from .decisions import Decisions, Pending
+from .decisions import clean_stale as clean_stale_calls
 from .looks import spread_seen
 from .ordering import fleet_json
 from .protocols import CursorStore, Listener, Source, SourceFactory
@@ -246,6 +248,7 @@ class Hub:
 
     def _clean_stale_runtime_files(self) -> None:
         clean_stale_hub_files(self.home, keep=self.runtime_file)
+        clean_stale_calls(self.home)
 
     def _sweep_runtime_files(self) -> None:
         """Every ``SWEEP_SECONDS``: a dead hub's file (SIGKILL, a crash) goes, so hooks and
@@ -258,6 +261,8 @@ class Hub:
             removed = []
         if removed:
             log.info("removed the runtime files of hubs that are gone: %s", removed)
+        with contextlib.suppress(OSError):
+            clean_stale_calls(self.home)  # their published calls too
         self.loop.call_later(SWEEP_SECONDS, self._sweep_runtime_files)
 
     # ------------------------------------------------------------------ recovery
@@ -412,7 +417,18 @@ class Hub:
                 log.exception("listener %r failed", listener)
         if self._callbacks:
             self._queue_callbacks(step.changes, signal.live)
+        if isinstance(signal, PidFile):
+            self._origin_of_pid_file(signal.record)
         return step.changes
+
+    def _origin_of_pid_file(self, record: PidRecord) -> None:
+        """An SDK run seen through its PID file (``entrypoint`` ``sdk-*``): where it comes
+        from, as its hooks would tell (with ``setting_sources=[]`` no hook ever comes)."""
+        entry = record.entrypoint or ""
+        if entry.startswith("sdk-") and record.session_id not in self._origins:
+            session = self.fleet.get(record.session_id)
+            if session is not None and session.running and not session.ended:
+                self._origin(record.session_id, record.pid)
 
     def submit(self, signal: Signal) -> None:
         """Apply ``signal`` on the hub thread (from any thread)."""

@@ -23,6 +23,7 @@ import pytest
 
 import pmux_widget
 from pmux_widget.core.model import State
+from pmux_widget.core.wording import non_interactive
 from pmux_widget.notebook import api
 from pmux_widget.runtime import decisions
 from pmux_widget.runtime.actions import ActionError, act, dialog_token
@@ -415,20 +416,42 @@ from claude_agent_sdk import query
 _messages = []
 async for _m in query(
     prompt="please run the command",
-    options=pmux_widget.agent_options(cwd={cwd!r}, env=json.loads({env!r})),
+    options=pmux_widget.agent_options(cwd={cwd!r}, env=json.loads({env!r}){extra}),
 ):
     _messages.append(_m)
 print("DENIALS", len(_messages[-1].permission_denials))
 """
 
 
-def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk_env, jupyter):
+def _client(connection: Path, timeout: float) -> Any:
+    """A kernel client on ``connection``, ready; a new one when a starting kernel on a loaded
+    machine missed a heartbeat (1 s) and the client called it dead while the server still
+    runs it (a client's channels start once)."""
+    from jupyter_client import BlockingKernelClient
+
+    deadline = time.monotonic() + timeout
+    while True:
+        client = BlockingKernelClient()
+        client.load_connection_file(str(connection))
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
+            return client
+        except RuntimeError as exc:
+            client.stop_channels()
+            if "died" not in str(exc) or time.monotonic() > deadline:
+                raise
+
+
+@pytest.mark.parametrize("hooks", [True, False], ids=["hooks", "setting_sources=[]"])
+def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(
+    sdk_env, jupyter, hooks
+):
     """The usual case, for real: a notebook's kernel (started by the Jupyter server, as
     opening the notebook does) runs the SDK in a cell with agent_options; the panel's row
     (the server's stream) says it is an SDK run from that notebook, and the panel's route
-    approves its call."""
-    from jupyter_client import BlockingKernelClient
-
+    approves its call. With ``setting_sources=[]`` no hook fires: the row, its origin and
+    what it asks come from the PID file and the waiting call alone."""
     from ..test_jupyter_ext import View, frames, stream
 
     env, pmux_home = sdk_env
@@ -446,16 +469,14 @@ def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk
         30,
         what="the server to publish its kernel's notebook",
     )
-    client = BlockingKernelClient()
-    client.load_connection_file(str(connection))
-    client.start_channels()
+    client = _client(connection, 60)
     ws = stream(jupyter)
     ws.settimeout(90)  # the kernel starts the SDK's CLI: no frame for a while
     try:
         [first] = frames(ws, lambda f: True, "the first frame")
         view = View(first["traits"])
-        client.wait_for_ready(timeout=60)
-        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env())))
+        extra = "" if hooks else ", setting_sources=[]"
+        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env()), extra=extra))
 
         def asking(v: View) -> bool:
             return any(r["state"] == "needs-input" and r["tool_summary"] for r in v.rows.values())
@@ -463,6 +484,8 @@ def test_a_notebooks_kernel_run_names_its_notebook_and_the_panel_approves_it(sdk
         view.until(ws, asking, "the kernel's run asking")
         [row] = [r for r in view.rows.values() if r["state"] == "needs-input"]
         assert row["non_interactive"] == "SDK"
+        if not hooks:  # no hook reached the server: the waiting call and the PID file said it
+            assert row["source"] in ("sdk:waiting", "pid:waiting"), row
         assert row["origin"] == {
             "program": "ipykernel",
             "kernel_id": kernel_id,
@@ -507,7 +530,9 @@ def test_with_no_hooks_the_handler_says_what_waits_and_the_answer_reaches_it(
     sid, _ = _waiting(own_hub, run)
     row = own_hub.fleet[sid]
     assert not row.hooked
-    assert row.source == "sdk:waiting"
+    # needs-input from the call (sdk:waiting) or the PID file (pid:waiting), whichever came
+    # first; what it asks, from the call only (no hook, and a PID file does not say)
+    assert row.source in ("sdk:waiting", "pid:waiting"), row.source
     assert row.question is not None and row.question.kind == "question"
     pmux_widget.session(sid).answer("Purple", "busy")  # Session.answer, by label
     run.wait(60)
@@ -517,3 +542,189 @@ def test_with_no_hooks_the_handler_says_what_waits_and_the_answer_reaches_it(
     wait_until(
         lambda: own_hub.fleet[sid].state is not State.NEEDS_INPUT, 15, what="the row to move on"
     )
+
+
+PROGRAM = """
+import asyncio, json, os, sys
+sys.path.insert(0, {root!r})
+import pmux_widget
+from claude_agent_sdk import ResultMessage, query
+async def main():
+    options = pmux_widget.agent_options(
+        cwd={cwd!r}, env=json.loads(os.environ["SDK_ENV"]), setting_sources=[]
+    )
+    async for message in query(prompt="please run the command", options=options):
+        if isinstance(message, ResultMessage):
+            print("DENIALS", len(message.permission_denials), flush=True)
+asyncio.run(main())
+"""
+
+
+def test_with_no_hooks_a_programs_run_says_sdk_and_names_the_program(sdk_env, own_hub, tmp_path):
+    """setting_sources=[] in a program of its own (``python sdk_program.py``): no hook ever
+    comes, yet the row (from the PID file) says SDK and names that program, and its call,
+    waiting in this process's hub over HTTP, is approved."""
+    env, pmux_home = sdk_env
+    script = tmp_path / "sdk_program.py"
+    script.write_text(
+        PROGRAM.format(root=str(Path(__file__).resolve().parents[2]), cwd=str(env.cwd))
+    )
+    program = subprocess.Popen(
+        [sys.executable, str(script)],
+        env={
+            **os.environ,
+            "SDK_ENV": json.dumps(env.env()),
+            "PMUX_WIDGET_HOME": str(pmux_home.root),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sid = wait_until(
+            lambda: next(iter(own_hub.decisions._pending), None), 90, what="the call to wait"
+        )
+        row = wait_until(
+            lambda: (s := own_hub.fleet[sid]).state is State.NEEDS_INPUT and s.tool_summary and s,
+            15,
+            what="the row to ask",
+        )
+        assert not row.hooked, "no hook fires with setting_sources=[]"
+        assert non_interactive(row) == "SDK"
+        t = row.tracking
+        assert (t.program, t.kernel_id, t.notebook) == ("sdk_program.py", None, None)
+        assert "touch" in row.tool_summary
+        pmux_widget.session(sid).approve()
+        out, err = program.communicate(timeout=90)
+        assert program.returncode == 0, err
+        assert "DENIALS 0" in out, (out, err)
+        assert list(env.cwd.glob("sim-*.txt")), "the approved touch ran"
+        wait_until(lambda: own_hub.fleet[sid].ended, 30, what="the row to end")
+        assert own_hub.fleet[sid].tracking.program == "sdk_program.py"
+    finally:
+        if program.poll() is None:
+            program.kill()
+        program.wait(10)
+
+
+OWN_HUB_KERNEL = """
+import asyncio, json, os, sys
+sys.path.insert(0, {root!r})
+import pmux_widget
+pmux_widget.start(home={home!r}, claude_home={claude!r})  # as show() does in a kernel
+from claude_agent_sdk import query
+env = json.loads(os.environ["SDK_ENV"])
+async def main():
+    options = pmux_widget.agent_options(cwd={cwd!r}, env=env)
+    async for message in query(prompt="please run the command", options=options):
+        print(type(message).__name__, flush=True)
+asyncio.run(main())
+"""
+
+
+def test_a_kernel_killed_while_its_own_hub_holds_the_call(sdk_env, own_hub):
+    """The call waits in the killed program's own hub (a kernel that ran show()): its CLI
+    exits with it and the row leaves needs-input; an approve from another hub (this one) is
+    refused at once, forwarded nowhere; the dead hub's published call is swept."""
+    env, pmux_home = sdk_env
+    code = OWN_HUB_KERNEL.format(
+        root=str(Path(__file__).resolve().parents[2]),
+        home=str(pmux_home.root),
+        claude=str(env.config_dir),
+        cwd=str(env.cwd),
+    )
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={
+            **os.environ,
+            "SDK_ENV": json.dumps(env.env()),
+            "PMUX_WIDGET_HOME": str(pmux_home.root),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def published() -> tuple[str, dict[str, Any]] | None:
+            for path in (pmux_home.root / "decisions").glob("*.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    return path.stem, json.loads(path.read_text())
+            return None
+
+        sid, call = wait_until(published, 90, what="the kernel's call to wait in its hub")
+        assert call["pid"] == kernel.pid and own_hub.decisions.waiting(sid) is None
+        wait_until(lambda: own_hub.fleet[sid].state is State.NEEDS_INPUT, 15, what="needs-input")
+        os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
+        wait_until(
+            lambda: own_hub.fleet[sid].ended or own_hub.fleet[sid].state is not State.NEEDS_INPUT,
+            30,
+            what="the row to leave needs-input",
+        )
+        started = time.monotonic()
+        with pytest.raises(ActionError):
+            act(own_hub, sid, "approve")
+        assert time.monotonic() - started < 5
+        assert not list(env.cwd.glob("sim-*.txt"))
+        assert decisions.clean_stale(pmux_home) == [sid]
+        assert published() is None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(kernel.pid, signal.SIGKILL)
+        kernel.wait(10)
+
+
+def test_a_kernel_restarted_while_its_call_waits_in_the_server_leaves_no_dialog(sdk_env, jupyter):
+    """A notebook's kernel (no hub of its own) whose call waits in the Jupyter server's hub is
+    restarted through Jupyter's API, as the Restart button does: the long poll's connection
+    closes, so the server drops the call and its published file; the run's CLI goes with its
+    kernel and the row leaves needs-input; the panel's approve is then refused."""
+    env, pmux_home = sdk_env
+    started = jupyter.post(
+        "api/sessions",
+        {"path": "agents.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+    )
+    assert started.status_code == 201, started.text
+    kernel_id = started.json()["kernel"]["id"]
+    connection = Path(jupyter.env["JUPYTER_RUNTIME_DIR"]) / f"kernel-{kernel_id}.json"
+    wait_until(connection.exists, 30, what="the kernel's connection file")
+    client = _client(connection, 60)
+    try:
+        client.execute(CELL.format(cwd=str(env.cwd), env=json.dumps(env.env()), extra=""))
+        calls = pmux_home.root / "decisions"
+        path = wait_until(
+            lambda: next(iter(calls.glob("*.json")), None) if calls.is_dir() else None,
+            90,
+            what="the kernel's call to wait in the server's hub",
+        )
+        sid = path.stem
+        assert json.loads(path.read_text())["pid"] == jupyter.pid
+
+        def row() -> dict[str, Any] | None:
+            rows = jupyter.get("pmux/api/sessions").json()["sessions"]
+            return next((r for r in rows if r["session_id"] == sid), None)
+
+        wait_until(
+            lambda: (r := row()) is not None and r["state"] == "needs-input",
+            30,
+            what="the server's row to ask",
+        )
+        restarted = jupyter.post(f"api/kernels/{kernel_id}/restart", {})
+        assert restarted.status_code == 200, restarted.text
+        wait_until(lambda: not path.exists(), 30, what="the server to drop the call")
+        wait_until(
+            lambda: (r := row()) is None or r["state"] != "needs-input",
+            60,
+            what="the row to leave needs-input",
+        )
+        refused = jupyter.post("pmux/api/actions", {"session_id": sid, "action": "approve"})
+        assert refused.status_code in (404, 409), refused.text
+        assert not list(env.cwd.glob("sim-*.txt"))
+    finally:
+        client.stop_channels()
+        import requests
+
+        requests.delete(
+            jupyter.url(f"api/kernels/{kernel_id}"), headers=jupyter.headers(), timeout=30
+        )
