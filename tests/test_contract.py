@@ -143,6 +143,23 @@ def test_need_you_has_one_meaning_and_one_wording():
     assert 'NEED_YOU_STATES: readonly State[] = ["needs-input", "review"]' in generated
 
 
+def test_each_agent_has_a_name_and_only_other_agents_a_mark():
+    """Issue 36: a row of another agent than Claude carries a mark with its name, in the
+    words the browser gets (generated) and ``status`` prints; Claude's rows carry none."""
+    from pmux_widget.core.agents import AGENTS, DEFAULT_AGENT
+
+    assert set(w.AGENT_NAMES) == set(AGENTS)
+    assert w.agent_mark(DEFAULT_AGENT) is None
+    assert [w.agent_mark(a) for a in AGENTS if a != DEFAULT_AGENT] == ["Codex"]
+    generated = ts.typescript()
+    assert '"codex": "Codex"' in generated
+    assert f'DEFAULT_AGENT = "{DEFAULT_AGENT}"' in generated
+    # the sample the vitest reads has rows of both agents, and the marks
+    sample = ts.sample()
+    assert {r["agent"] for r in sample["rows"]} == set(AGENTS)
+    assert sample["agent_marks"] == {"claude": None, "codex": "Codex"}
+
+
 def test_session_json_is_the_models():
     assert tuple(get_type_hints(c.SessionJSON)) == JSON_FIELDS
     session = Session(session_id="x", tmux=TmuxLocation("work", "1", "%3", "title"), ports=(3000,))

@@ -312,3 +312,24 @@ def test_a_background_session_says_background_where_a_pane_would_be(as_json: boo
     stopped_line = " ".join(_row(table, "bgstop-0008"))
     assert "acme-api (background: late-b)" in stopped_line
     assert "not running · stopped" in stopped_line
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_codex_session_carries_the_rows_agent_mark(as_json: bool) -> None:
+    """Issue 36: a Codex row's NAME carries its agent's mark, the word the widget's rows show
+    (core.wording.agent_mark); Claude's rows none."""
+    codex = Session(
+        "codex-0009",
+        State.NEEDS_INPUT,
+        running=True,
+        state_since=NOW - 5_000,
+        project="acme-api",
+        agent="codex",
+        source="hook:PermissionRequest",
+    )
+    claude = codex.replace(session_id="claude-0010", agent="claude")
+    snapshot = {"sessions": [s.to_json() if as_json else s for s in (codex, claude)]}
+    table = format_table(snapshot, NOW, width=200)
+    print(table)
+    assert "acme-api [Codex]" in " ".join(_row(table, "codex-0009"))
+    assert "[Codex]" not in " ".join(_row(table, "claude-0010"))

@@ -24,6 +24,14 @@ export const NEED_YOU_WORDS = {
   "title": "({n}) "
 } as const;
 
+/** What each agent is called where a session's agent is said (core/wording.py); a row
+ * of another agent than 'claude' carries a mark with its name. */
+export const DEFAULT_AGENT = "claude";
+export const AGENT_NAMES = {
+  "claude": "Claude",
+  "codex": "Codex"
+} as const;
+
 export interface Counts {
   idle: number;
   busy: number;

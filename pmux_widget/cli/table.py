@@ -20,10 +20,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pmux_widget.core.agents import DEFAULT_AGENT
 from pmux_widget.core.contract import describe_source
 from pmux_widget.core.model import Session
-from pmux_widget.core.wording import context_window, lines, need_you
+from pmux_widget.core.wording import agent_mark, context_window, lines, need_you
 from pmux_widget.system.clock import now_ms
 
 __all__ = [
@@ -115,8 +114,10 @@ def _context(session: Session) -> str:
 
 
 def _named(s: Session) -> str:
-    """The session's name, with its agent when it is not the default one (``[codex]``)."""
-    return s.name if s.agent == DEFAULT_AGENT else f"{s.name} [{s.agent}]"
+    """The session's name, with its agent's mark when it has one (``api [Codex]``: the
+    rows' mark, core/wording.py)."""
+    mark = agent_mark(s.agent)
+    return s.name if mark is None else f"{s.name} [{mark}]"
 
 
 def _tokens(session: Session) -> str:

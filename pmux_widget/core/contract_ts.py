@@ -12,6 +12,7 @@ import sys
 import types
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from pmux_widget.core.agents import AGENTS, DEFAULT_AGENT
 from pmux_widget.core.contract import (
     COUNT_KEYS,
     NEED_YOU_STATES,
@@ -71,10 +72,12 @@ from pmux_widget.core.model import (
 )
 from pmux_widget.core.question import Ask, Option, Question
 from pmux_widget.core.wording import (
+    AGENT_NAMES,
     AUTO_COMPACT_AT,
     CONTEXT_WARN_AT,
     CONTEXT_WINDOWS,
     DEFAULT_CONTEXT_WINDOW,
+    agent_mark,
     context_window,
     need_you,
     need_you_sentence,
@@ -205,6 +208,13 @@ def typescript() -> str:
         f"export const NEED_YOU_STATES: readonly State[] = {need_states};\n"
         f"export const NEED_YOU_WORDS = {words} as const;\n"
     )
+    names = json.dumps(dict(AGENT_NAMES), indent=2, ensure_ascii=False)
+    parts.append(
+        "/** What each agent is called where a session's agent is said (core/wording.py); a row\n"
+        f" * of another agent than {DEFAULT_AGENT!r} carries a mark with its name. */\n"
+        f'export const DEFAULT_AGENT = "{DEFAULT_AGENT}";\n'
+        f"export const AGENT_NAMES = {names} as const;\n"
+    )
     for name, typed_dict in _TYPES:
         parts.append(_interface(name, typed_dict))
     for name, union in _UNIONS:
@@ -290,6 +300,7 @@ def sample() -> dict[str, Any]:
             background=Background(f"job{i:02d}", f"bg-{i}") if i % 12 == 4 else None,
             tokens=Tokens(input=i, output=2 * i),
             source="hook:Stop",
+            agent="codex" if i % 5 == 3 else "claude",
             question=_sample_question(i) if state is State.NEEDS_INPUT else None,
             tracking=Tracking(ended=ended),
         )
@@ -307,6 +318,7 @@ def sample() -> dict[str, Any]:
         "needs_you_ids": [s.session_id for s in sessions if needs_you(s)],
         "sources": {source: describe_source(source) for source in _SAMPLE_SOURCES},
         "windows": {model: context_window(model) for model in _SAMPLE_MODELS},
+        "agent_marks": {agent: agent_mark(agent) for agent in AGENTS},
     }
 
 
@@ -319,6 +331,7 @@ def sample_typescript() -> str:
     windows = json.dumps(data["windows"], indent=4).replace("\n}", "\n  }")
     need = json.dumps(data["need_you"], ensure_ascii=False)
     need_ids = json.dumps(data["needs_you_ids"])
+    marks = json.dumps(data["agent_marks"])
     return (
         HEADER
         + 'import type { Counts, Row } from "../src/contract.gen";\n\n'
@@ -328,11 +341,13 @@ def sample_typescript() -> str:
         + "  /** n → [count, sentence, tab title prefix], as Python words them */\n"
         + "  need_you: Record<string, [string, string, string]>;\n"
         + "  /** the rows the count counts and the Needs you section lists */\n"
-        + "  needs_you_ids: string[];\n};\n"
+        + "  needs_you_ids: string[];\n"
+        + "  /** agent → the mark its rows carry (null: none) */\n"
+        + "  agent_marks: Record<string, string | null>;\n};\n"
         + "export const SAMPLE: Sample = {\n"
         + f"  rows: [\n{rows}  ],\n  counts: {tally},\n  sources: {sources},\n"
         + f"  windows: {windows},\n"
-        + f"  need_you: {need},\n  needs_you_ids: {need_ids},\n}};\n"
+        + f"  need_you: {need},\n  needs_you_ids: {need_ids},\n  agent_marks: {marks},\n}};\n"
     )
 
 

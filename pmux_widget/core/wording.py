@@ -9,10 +9,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pmux_widget.core.agents import DEFAULT_AGENT, Agent
 from pmux_widget.core.model import ATTENTION_STATES, PRIORITY, Session, State
 from pmux_widget.core.question import Question
 
 __all__ = [
+    "AGENT_NAMES",
     "AUTO_COMPACT_AT",
     "CONTEXT_WARN_AT",
     "CONTEXT_WINDOWS",
@@ -23,6 +25,7 @@ __all__ = [
     "PATH_LIMIT",
     "Lines",
     "activity",
+    "agent_mark",
     "answer",
     "asks",
     "context_window",
@@ -313,6 +316,21 @@ def need_you_sentence(n: int) -> str:
 def title_prefix(n: int) -> str:
     """What the tab's title starts with: "(2) ", nothing when nothing needs you."""
     return NEED_YOU_WORDS["title"].format(n=n) if n > 0 else ""
+
+
+# --------------------------------------------------------------------------- which agent
+# A row of another agent than Claude Code carries a small mark with that agent's name (issue
+# 36): rows, the status bar's list, terminal tabs and ``status`` name it in these words (the
+# browser gets them through js/src/contract.gen.ts). Claude's rows carry none: most rows are
+# Claude's, and a mark on every row would tell nothing.
+
+#: What each agent is called where a session's agent is said.
+AGENT_NAMES: Mapping[Agent, str] = {"claude": "Claude", "codex": "Codex"}
+
+
+def agent_mark(agent: Agent) -> str | None:
+    """The mark a row of ``agent`` carries ("Codex"), None for the default agent's rows."""
+    return None if agent == DEFAULT_AGENT else AGENT_NAMES[agent]
 
 
 # --------------------------------------------------------------------------- context window

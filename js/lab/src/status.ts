@@ -7,7 +7,7 @@ import { Widget } from "@lumino/widgets";
 import { mostUrgent, needYou, needYouSentence, PRIORITY } from "../../src/states";
 import type { State } from "../../src/types";
 import type { Live } from "./live";
-import { waitingList } from "./waiting";
+import { runningList, waitingList } from "./waiting";
 
 export const STATUS_ID = "pmux-widget-status";
 
@@ -57,7 +57,7 @@ export class StatusItem extends Widget {
       tip =
         waiting > 0
           ? waitingList(store.rows.values())
-          : `Claude sessions: ${live} running. ${needYouSentence(0)}.`;
+          : `${runningList(store.rows.values())}. ${needYouSentence(0)}.`;
       if (offline) tip += "\n(offline: reconnecting to the Jupyter server)";
     }
     const dotClass = `pmux-dot pmux-dot--${state}${offline ? " pmux-dot--static pmux-lab-dot--offline" : ""}`;

@@ -1,15 +1,17 @@
 // Which JupyterLab terminal tab shows which session's dot: pure (no JupyterLab, no DOM), so
 // vitest checks it and terminals.ts only applies it. A terminal's name is the key (the tab's
 // label is whatever Claude Code sets through OSC: never keyed on).
+import { agentMark, agentName } from "../../src/agents";
 import { LABEL } from "../../src/states";
 import type { Row } from "../../src/types";
 
 /** The classes this module owns on a title's className (the rest is JupyterLab's or others'). */
-const OURS = /^pmux-(tab|state-.+)$/;
+const OURS = /^pmux-(tab|state-.+|agent-.+)$/;
 
 /** What a terminal's tab shows for its session. */
 export interface TabDecor {
-  /** "pmux-tab pmux-state-<state>" */
+  /** "pmux-tab pmux-state-<state>", and "pmux-agent-<agent>" for a row with an agent's mark
+   * (the tab shows the mark after its label, widget.css) */
   classes: string;
   /** the tooltip (title.caption) */
   caption: string;
@@ -37,16 +39,18 @@ function later(a: Row, b: Row): boolean {
   return a.session_id > b.session_id;
 }
 
-/** The dot, tooltip and accessible name of a terminal's tab that runs `row`: the state first
- * ("Claude: needs input — asks to run: make deploy"), then whose session it is (a row's name
- * names its terminal already). */
+/** The dot, tooltip and accessible name of a terminal's tab that runs `row`: the agent and
+ * state first ("Claude: needs input — asks to run: make deploy", "Codex: busy"), then whose
+ * session it is (a row's name names its terminal already). */
 export function decorFor(row: Row): TabDecor {
   const state = LABEL[row.state];
   const what = row.asks ?? row.activity ?? null;
+  const agent = agentName(row.agent);
+  const mark = agentMark(row.agent) === null ? "" : ` pmux-agent-${row.agent}`;
   return {
-    classes: `pmux-tab pmux-state-${row.state}`,
-    caption: `Claude: ${state}${what ? ` — ${what}` : ""}\nsession ${row.name}`,
-    label: `Claude: ${state}, session ${row.name}`,
+    classes: `pmux-tab pmux-state-${row.state}${mark}`,
+    caption: `${agent}: ${state}${what ? ` — ${what}` : ""}\nsession ${row.name}`,
+    label: `${agent}: ${state}, session ${row.name}`,
   };
 }
 

@@ -5,7 +5,8 @@
 // The row is lean because 500 of them must render within 150 ms (P10, measured in jsdom where
 // every element costs far more than a text node):
 //   <li class="pmux-row pmux-row--busy" tabindex="0" aria-label="…">   its ::before is the dot
-//     <span class="pmux-name">                 name (ellipsis)
+//     <span class="pmux-name">                 name (ellipsis); a Codex row's starts with
+//        [<span class="pmux-agent">Codex</span>]   its agent's mark (none for Claude's rows)
 //     <span class="pmux-status">               "busy · 12s": ONE text node, the only one the
 //                                              once-a-second tick rewrites
 //     [<button class="pmux-dismiss">]          review rows only, created when first needed
@@ -22,6 +23,7 @@
 //   review       its answer (or the error) — idle, unknown, ended: the answer, if any
 // Tooltips (cwd and ids, full lines, token breakdown, the raw source) are written when the
 // pointer or focus first reaches the row (wantTitles).
+import { agentMark, agentMarkTitle, withAgent } from "../agents";
 import { el, setAttr, setClass, setData, setHidden, text } from "../dom";
 import {
   contextText,
@@ -111,11 +113,13 @@ export function rowLines(row: Row): RowLines {
   return { primary, error, secondary, meta: parts.join(" · ") };
 }
 
-/** What a screen reader says for the row: state, name, and what it waits for or does. */
+/** What a screen reader says for the row: state, name (and its agent, when a row carries
+ * the mark), and what it waits for or does. */
 export function rowLabel(row: Row, lines: RowLines = rowLines(row)): string {
   const state = row.ended ? "ended" : LABEL[row.state];
   const what = lines.error ?? lines.primary;
-  return what ? `${row.name}, ${state}: ${what}` : `${row.name}, ${state}`;
+  const name = withAgent(row.name, row.agent);
+  return what ? `${name}, ${state}: ${what}` : `${name}, ${state}`;
 }
 
 /** Fill `node` with `value`, its `backtick` parts as <code>. */
@@ -140,6 +144,8 @@ export class RowView {
 
   private readonly nameEl: HTMLSpanElement;
   private readonly nameText: Text;
+  /** the agent's mark, created when first needed (Codex rows), then kept */
+  private agentEl: HTMLSpanElement | null = null;
   private readonly statusText: Text;
   private readonly lines: HTMLDivElement;
   private readonly primaryEl: HTMLSpanElement;
@@ -284,6 +290,7 @@ export class RowView {
       setClass(this.el, rowClass);
     }
     setData(this.nameText, row.name);
+    this.showAgent(row);
     const pending = this.actions.pending(row.session_id);
     this.setStatus(pending ? pending.label : this.stateLabel(), formatAge(row.state_since, now));
     this.showPending(pending);
@@ -397,6 +404,24 @@ export class RowView {
 
     if (this.titled) this.fillTitles();
     this.strip?.draw(now, this.endedAt());
+  }
+
+  /** The agent's mark before the name (the name's ellipsis never hides it); the row's
+   * aria-label says it too, so the mark itself is not read twice. */
+  private showAgent(row: Row): void {
+    const mark = agentMark(row.agent);
+    if (mark !== null && !this.agentEl) {
+      this.agentEl = el("span", "pmux-agent");
+      this.agentEl.setAttribute("aria-hidden", "true");
+      this.agentEl.appendChild(document.createTextNode(""));
+      this.nameEl.insertBefore(this.agentEl, this.nameText);
+    }
+    if (this.agentEl) {
+      setHidden(this.agentEl, mark === null);
+      setData(this.agentEl.firstChild as Text, mark ?? "");
+      setAttr(this.agentEl, "title", mark === null ? null : agentMarkTitle(row.agent));
+      setClass(this.agentEl, `pmux-agent pmux-agent--${row.agent}`);
+    }
   }
 
   private badge(className: string, label: string, before: Node | null = null): HTMLSpanElement {

@@ -3,6 +3,7 @@
 // review items can be dismissed one by one or all at once ("Mark all seen").
 // Items are keyed by session id like the rows, so an open sheet keeps its nodes (and the
 // keyboard focus) while patches arrive.
+import { withAgent } from "../agents";
 import { el, reorder, setAttr, setClass, setData, setHidden, text } from "../dom";
 import { errorText, formatAge, waitingText } from "../format";
 import { byCode } from "../order";
@@ -47,7 +48,8 @@ class SheetItem {
     setClass(this.dot, `pmux-dot pmux-dot--${row.state}`);
     setClass(this.el, `pmux-sheet-item pmux-sheet-item--${row.state}`);
     // A fleet's item names its host: two hosts may run sessions of the same name.
-    setData(this.name, row.host ? `${row.name} · ${row.host}` : row.name);
+    const name = withAgent(row.name, row.agent);
+    setData(this.name, row.host ? `${name} · ${row.host}` : name);
     this.tick(now);
     this.dismiss.update(row, actions);
     const pending = actions.pending(row.session_id);
