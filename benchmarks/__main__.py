@@ -32,12 +32,14 @@ __all__ = ["main"]
 MODULES = [
     ("hooks", "benchmarks.bench_hooks"),
     ("cost", "benchmarks.bench_cost"),
+    ("codexcost", "benchmarks.bench_codex_cost"),
     ("widget", "benchmarks.bench_widget"),
     ("hub", "benchmarks.bench_hub"),
     ("jupyter", "benchmarks.bench_jupyter"),
     ("timeline", "benchmarks.bench_timeline"),
     ("fleet", "benchmarks.bench_fleet"),
     ("actions", "benchmarks.bench_actions"),
+    ("codexactions", "benchmarks.bench_codex_actions"),
     ("answer", "benchmarks.bench_answer"),
     ("kill", "benchmarks.bench_kill"),
     ("notify", "benchmarks.bench_notify"),
@@ -47,6 +49,7 @@ MODULES = [
     ("transcript", "benchmarks.bench_transcript"),
     ("browser", "benchmarks.bench_browser"),
     ("dialog", "benchmarks.bench_dialog"),
+    ("codexdialog", "benchmarks.bench_codex_dialog"),
 ]
 RESULTS = ROOT / "benchmarks" / "results.md"
 #: Smaller sizes for modules whose main() takes no ``quick`` argument (bench_transcript).

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from benchmarks._util import (
     Row,
@@ -43,11 +43,19 @@ BUDGET_MS = 300.0
 READ_S = 1.2
 
 
+class Watched(Protocol):
+    """What :class:`Watch` samples: a CLI's screen, and its PID file (None: it has none)."""
+
+    def screen(self) -> str: ...
+
+    def pid_info(self) -> dict[str, Any] | None: ...
+
+
 class Watch:
     """Samples the pane and the PID file on a thread; ``reacted_after(t)`` is the first time
     after ``t`` that either differs from what it was at ``t``."""
 
-    def __init__(self, tc: TmuxClaude) -> None:
+    def __init__(self, tc: Watched) -> None:
         self.tc = tc
         self.samples: list[tuple[float, str, str | None]] = []
         self._stop = threading.Event()

@@ -31,6 +31,7 @@ P10 (render 500 sessions, apply one change) and P14 (timeline strips): a plain p
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import subprocess
@@ -45,6 +46,8 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from benchmarks import frontend_page, lab_panel
 from benchmarks._util import STAMP_PAINT_JS, Row, log, percentile, run_alone
 from benchmarks.frontend_page import P10_RENDER_MS, ms
+from pmux_widget.hooks.codex_install import AGENT as CODEX_AGENT
+from pmux_widget.hooks.script import hook_command
 from tests.browser.conftest import (
     LabPage,
     LabServer,
@@ -60,6 +63,9 @@ __all__ = ["main"]
 P4_P95_MS = 300.0
 SID = "4d5e6f70-8192-4a3b-9c4d-5e6f70819203"
 CWD = "/home/dev/projects/latency-probe"
+#: P4's Codex session (issue 36): its own id and folder, in the same widget
+CODEX_SID = "01a24ee7-5a25-7393-962f-a68388b392cd"
+CODEX_CWD = "/home/dev/projects/latency-probe-codex"
 
 #: In the page: watch the first widget's row of ``sid`` (in ``.jp-Notebook``, or in the
 #: element ``[sid, within]`` names); for each change of its state class, record Date.now() at
@@ -102,20 +108,56 @@ def _clock_offset_ms(page: Any, rounds: int = 15) -> float:
     return statistics.median(offsets)
 
 
-def _p4(lab: LabPage, ws: Workspace, samples: int) -> dict[str, Any]:
+def _codex_payload(event: str, **fields: Any) -> dict[str, Any]:
+    """A Codex hook payload (docs/codex-behaviour.md: the rollout as ``transcript_path``, the
+    model, the permission mode and, but SessionStart, the turn's id)."""
+    body: dict[str, Any] = {
+        "session_id": CODEX_SID,
+        "transcript_path": f"/home/dev/.codex/sessions/2026/12/07/rollout-{CODEX_SID}.jsonl",
+        "cwd": CODEX_CWD,
+        "hook_event_name": event,
+        "model": "gpt-6.2-sol",
+        "permission_mode": "default",
+    }
+    if event != "SessionStart":
+        body["turn_id"] = "01a24ee7-5bdd-7123-89e4-1c373139e3b6"
+    body.update(fields)
+    return body
+
+
+def _hook(ws: Workspace, agent: str, event: str, **fields: Any) -> tuple[list[str], dict[str, Any]]:
+    """(argv, kwargs) running the command our install writes for ``agent`` on a payload of
+    that agent's shape (Codex's command names its agent: ``status-hook.sh codex``)."""
+    if agent == "claude":
+        return ws.hook_command(hook_payload(event, SID, CWD, **fields))
+    _, kwargs = ws.hook_command(hook_payload(event, SID, CWD, **fields))
+    kwargs["input"] = json.dumps(_codex_payload(event, **fields), separators=(",", ":")).encode()
+    return ["/bin/sh", "-c", hook_command(ws.pmux, CODEX_AGENT)], kwargs
+
+
+def _open_widget(lab: LabPage, ws: Workspace) -> None:
     lab.open_notebook(ws.notebook("latency.ipynb", "import pmux_widget; pmux_widget.show()"))
     lab.run_cell(0)
     lab.root().wait_for()
+
+
+def _p4(lab: LabPage, ws: Workspace, samples: int, agent: str = "claude") -> dict[str, Any]:
+    """P4 for ``agent``'s hooks (the widget already shown): its session moved back and forth
+    between needs-input and busy by the installed command."""
+    sid = SID if agent == "claude" else CODEX_SID
     bash = {"command": "pytest -q tests/test_latency.py", "description": "Run the tests"}
     for event, fields in [
         ("SessionStart", {"source": "startup"}),
         ("UserPromptSubmit", {"prompt": "measure the latency"}),
         ("PreToolUse", {"tool_name": "Bash", "tool_input": bash, "tool_use_id": "toolu_01"}),
     ]:
-        ws.fire(hook_payload(event, SID, CWD, **fields))
-    lab.wait_state(SID, "busy")
-    lab.page.evaluate(_OBSERVE, SID)
+        argv, kwargs = _hook(ws, agent, event, **fields)
+        subprocess.run(argv, check=True, timeout=10, **kwargs)
+    lab.wait_state(sid, "busy")
+    lab.page.evaluate(_OBSERVE, sid)
     offset = _clock_offset_ms(lab.page)
+    # Codex's PostToolUse carries the output as a string; Claude's as an object
+    output: Any = {"stdout": "1 passed", "stderr": "", "interrupted": False}
     steps = [
         ("PermissionRequest", "needs-input", {"tool_name": "Bash", "tool_input": bash}),
         (
@@ -124,7 +166,7 @@ def _p4(lab: LabPage, ws: Workspace, samples: int) -> dict[str, Any]:
             {
                 "tool_name": "Bash",
                 "tool_input": bash,
-                "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False},
+                "tool_response": output if agent == "claude" else "1 passed",
                 "tool_use_id": "toolu_01",
             },
         ),
@@ -133,7 +175,7 @@ def _p4(lab: LabPage, ws: Workspace, samples: int) -> dict[str, Any]:
     rng = random.Random(4)
     for i in range(samples):
         event, state, fields = steps[i % 2]
-        argv, kwargs = ws.hook_command(hook_payload(event, SID, CWD, **fields))
+        argv, kwargs = _hook(ws, agent, event, **fields)
         data = kwargs.pop("input")
         t0 = time.time() * 1000
         proc = subprocess.Popen(
@@ -157,7 +199,7 @@ def _p4(lab: LabPage, ws: Workspace, samples: int) -> dict[str, Any]:
         frame.append(entry["frame"] - offset - t0)
         painted.append(entry["painted"] - offset - t0)
         upper.append(entry["next"] - offset - t0)
-        receipt = lab_panel.hub_receipt(ws.pmux.root, SID)
+        receipt = lab_panel.hub_receipt(ws.pmux.root, sid)
         after = lab_panel.receipt_to_paint(receipt, t0, entry["painted"] - offset)
         if after is not None:
             hub.append(after)
@@ -208,7 +250,10 @@ def main(quick: bool = False) -> list[Row]:
                 try:
                     lab = LabPage(server, context.new_page())
                     ws = server.workspace("p4")
+                    _open_widget(lab, ws)
                     p4 = _p4(lab, ws, samples)
+                    log(f"P4 Codex: the same widget, {samples} Codex hooks")
+                    p4_codex = _p4(lab, ws, samples, agent="codex")
                 finally:
                     context.close()
                     server.shutdown_kernels()
@@ -248,6 +293,30 @@ def main(quick: bool = False) -> list[Row]:
                 ),
             ]
             log(f"P4 page↔python clock offset {p4['offset']:+.1f} ms (subtracted)")
+            codex_p95 = percentile(p4_codex["painted"], 95)
+            rows += [
+                (
+                    f"P4 Codex hook script start → dot painted in JupyterLab, p95 (n={samples}; "
+                    "the same widget, right after Claude's)",
+                    ms(codex_p95),
+                    f"≤ {P4_P95_MS:.0f} ms",
+                    codex_p95 <= P4_P95_MS,
+                ),
+                (
+                    "P4 Codex → dot painted p50 / max; p95 / Claude's p95 (side by side)",
+                    f"{ms(percentile(p4_codex['painted'], 50))} / "
+                    f"{ms(max(p4_codex['painted']))}; {codex_p95 / painted_p95:.2f}x",
+                    "info",
+                    True,
+                ),
+                (
+                    "P4 Codex hook script wall time p50 / p95 (spawn → exit)",
+                    f"{ms(percentile(p4_codex['script'], 50))} / "
+                    f"{ms(percentile(p4_codex['script'], 95))}",
+                    "info",
+                    True,
+                ),
+            ]
 
             # ---------------------------------------------------------------- P15
             # Side by side with P4: the same hooks, the extension's path (no kernel).

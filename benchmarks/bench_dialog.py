@@ -19,9 +19,11 @@ row's state read in the extension's side panel.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +57,12 @@ API_KEY = "sk-ant-api03-" + "0" * 32 + "pmuxbenchAA"
 
 
 class DialogClock:
-    """Samples the pane on a thread; ``drawn_after(t)`` is when a dialog first showed after
-    ``t`` (``time.time()`` ms)."""
+    """Samples a pane (``screen``) on a thread; ``drawn`` holds each time (``time.time()``
+    ms) the ``dialog`` first showed after it was not shown."""
 
-    def __init__(self, tc: TmuxClaude) -> None:
-        self.tc = tc
+    def __init__(self, screen: Callable[[], str], dialog: re.Pattern[str]) -> None:
+        self.screen = screen
+        self.dialog = dialog
         self.drawn: list[float] = []
         self._was_shown = False
         self._stop = threading.Event()
@@ -68,7 +71,7 @@ class DialogClock:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            shown = bool(self.tc.DIALOG.search(self.tc.screen()))
+            shown = bool(self.dialog.search(self.screen()))
             if shown and not self._was_shown:
                 self.drawn.append(time.time() * 1000)
             self._was_shown = shown
@@ -118,7 +121,7 @@ def _run_version(
         lab.page.wait_for_selector(f'{within} li.pmux-row[data-session-id="{sid}"]', timeout=30_000)
         lab.page.evaluate(_OBSERVE, [sid, within])
         offset = _clock_offset_ms(lab.page)
-        clock = DialogClock(tc)
+        clock = DialogClock(tc.screen, tc.DIALOG)
         try:
             for i in range(samples):
                 seen_before = lab.page.evaluate("() => window.__pmuxSeen.length")
