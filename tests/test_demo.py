@@ -240,6 +240,12 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
     monkeypatch.setattr(api, "_hub", hub)  # timeline() and stats() read this hub's store
     seen = Observer()
     hub.call(lambda: hub.add_listener(seen))
+    codex_seen: set[str] = set()  # the states the Codex row went through
+
+    def codex_states(changes: list[Change], fleet: dict[str, Session]) -> None:
+        codex_seen.update(c.after.state.value for c in changes if c.after.agent == "codex")
+
+    hub.call(lambda: hub.add_listener(codex_states))
     demo = DemoProcess(tmp_path, "--no-lab", "--duration", "25", "--seed", "7")
     try:
         # The hour of history comes first (seconds; a minute on a crowded machine): the
@@ -270,7 +276,17 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
             "nightly-audit",
             "ui-kit",
             "release-notes",
+            "billing-svc",
         }
+        # The simulated Codex TUI beside them (issue 36): a Codex row, its TUI proved (its
+        # pid, then its own pane), which went busy, asked (the approval) and finished live,
+        # through the hooks installed in the demo's CODEX_HOME; ended with its process.
+        codex = [s for s in sessions if s.project == "billing-svc"]
+        assert [s.agent for s in codex] == ["codex"], codex
+        assert codex[0].pid is not None and codex[0].tmux is not None, codex
+        assert codex[0].transcript_path.startswith(str(demo_dir / "codex" / "sessions"))
+        assert {"busy", "needs-input", "review"} <= codex_seen, codex_seen
+        assert all(s.agent == "claude" for s in sessions if s.project != "billing-svc")
         # the simulated background session (claude --bg): its PID file's job, no pane
         audits = [s for s in sessions if s.project == "nightly-audit"]
         assert {(s.background.job, s.background.name) for s in audits if s.background} == {
@@ -278,7 +294,7 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
         }
         assert any(s.background for s in audits), audits
         assert all(s.tmux is None for s in audits if s.background)
-        panes = {s.project: s.tracking.pane for s in sessions}
+        panes = {s.project: s.tracking.pane for s in sessions if s.agent == "claude"}
         assert panes.pop("data-pipeline") is None, panes
         assert panes.pop("nightly-audit") is None, panes
         assert len(set(panes.values())) == 6, panes
@@ -288,12 +304,14 @@ def test_demo_fleet_shows_every_state_and_stops_clean(
         assert all(s.ended or (s.background and not s.running) for s in sessions), (
             "the demo ends its sessions when it stops"
         )
-        assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in sessions)
+        claude = [s for s in sessions if s.agent == "claude"]
+        assert all(s.transcript_path.startswith(str(demo_dir / "claude")) for s in claude)
         assert not list((demo_dir / "pmux" / "spool").glob("*.hook")), "nothing spooled"
 
         # The hour of history, through the same hooks: a day's strips per project at once.
         segments = api.timeline(since=timedelta(hours=2))
-        projects = {s.session_id: s.project for s in sessions}
+        projects = {s.session_id: s.project for s in claude}  # (Codex's: no history)
+        segments = segments[segments["session_id"].isin(projects)]
         segments["project"] = segments["session_id"].map(projects)
         per_project = segments.groupby("project").size().to_dict()
         print(f"segments per project: {per_project}")

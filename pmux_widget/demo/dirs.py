@@ -34,15 +34,19 @@ class DemoDirs:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).absolute()
         self.claude = self.root / "claude"
+        #: the demo's CODEX_HOME (its simulated Codex session's hooks, trust and rollouts)
+        self.codex = self.root / "codex"
         self.pmux = self.root / "pmux"
         self.projects = self.root / "projects"
         self.jupyter = self.root / "jupyter"
         self.notebooks = self.root / "notebooks"
 
     def env(self) -> dict[str, str]:
-        """What every process of the demo gets: the demo's Claude and pmux-widget homes."""
+        """What every process of the demo gets: the demo's Claude, Codex and pmux-widget
+        homes."""
         return {
             "CLAUDE_CONFIG_DIR": str(self.claude),
+            "CODEX_HOME": str(self.codex),
             "PMUX_WIDGET_HOME": str(self.pmux),
             ENV_DIR: str(self.root),
         }
@@ -50,6 +54,7 @@ class DemoDirs:
     def prepare(self) -> bool:
         """Create the dirs, reset old session state, install the hooks. True if reset."""
         from pmux_widget import hooks
+        from pmux_widget.agents.codex import CodexHome
         from pmux_widget.system.home import PmuxHome
 
         home = PmuxHome(self.pmux)
@@ -60,11 +65,20 @@ class DemoDirs:
                     (self.pmux / name).unlink()
             for sub in (self.pmux / "spool", self.pmux / "runtime"):
                 shutil.rmtree(sub, ignore_errors=True)
-            for sub in (self.claude / "projects", self.claude / "sessions"):
+            stale = ("projects", "sessions")
+            for sub in (*(self.claude / n for n in stale), self.codex / "sessions"):
                 shutil.rmtree(sub, ignore_errors=True)
-        for directory in (self.claude / "projects", self.projects, self.jupyter, self.notebooks):
+        for directory in (
+            self.claude / "projects",
+            self.codex,
+            self.projects,
+            self.jupyter,
+            self.notebooks,
+        ):
             directory.mkdir(parents=True, exist_ok=True)
         hooks.install(self.claude / "settings.json", home.ensure())
+        # Codex's trust keys hold its home's real path (CodexHome.resolve, as Codex does)
+        hooks.install_codex(CodexHome.resolve(self.codex), home)
         return not in_use
 
 

@@ -4,6 +4,7 @@ No Claude account, no network, nothing of yours touched: everything lives in the
 (``--dir``, else ``$PMUX_DEMO_DIR``, else ``<checkout>/.demo``)::
 
     claude/      the demo's CLAUDE_CONFIG_DIR: settings.json with our hooks, projects/ transcripts
+    codex/       the demo's CODEX_HOME: hooks.json with our hooks (trusted), sessions/ rollouts
     pmux/        the demo's PMUX_WIDGET_HOME: hook script, token, runtime/, spool/, state.db
     projects/    the demo sessions' working directories (one per project)
     jupyter/     JUPYTER_CONFIG_DIR, _DATA_DIR, _RUNTIME_DIR, workspaces, settings, lab.log
@@ -14,7 +15,9 @@ No Claude account, no network, nothing of yours touched: everything lives in the
 Steps: reset the demo's session state (unless a hub is using the demo home right now), install
 our hooks into the demo's ``settings.json``, start the fleet (:mod:`pmux_widget.demo.driver`;
 the scripted one first plays ``--history`` minutes (default 60) of backdated history, for
-``timeline()``; ``--real``: real Claude Code CLIs in tmux, falling back to the scripted fleet),
+``timeline()``, and a simulated Codex TUI beside them (:mod:`.sim_codex`); ``--real``: real
+Claude Code CLIs in tmux and a real Codex TUI against the scripted Responses API, falling back
+to the scripted fleet),
 then JupyterLab on the notebook (its own config/runtime/workspace dirs, a free port, a token)
 with the demo's ``CLAUDE_CONFIG_DIR`` / ``PMUX_WIDGET_HOME`` in its environment, so the
 notebook's hub receives the demo's hooks. With the scripted fleet, one more simulated session
@@ -122,6 +125,7 @@ def _make_fleet(args: argparse.Namespace, dirs: DemoDirs) -> Fleet:
         sessions=args.sessions,
         seed=args.seed,
         history=args.history * 60,
+        codex_home=dirs.codex,
     )
     if args.history > 0:
         _say(f"Seeding {args.history:g} min of history (hooks stamped in the past)…")
@@ -167,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reset = dirs.prepare()
         _say(f"pmux-widget demo in {dirs.root}")
         _say(f"  CLAUDE_CONFIG_DIR={dirs.claude}")
+        _say(f"  CODEX_HOME={dirs.codex}")
         _say(f"  PMUX_WIDGET_HOME={dirs.pmux}")
         if not reset:
             _say("  (a hub is using the demo home: earlier demo sessions were kept)")

@@ -1,8 +1,9 @@
 """The ``--real`` demo fleet: real Claude Code CLIs in private tmux servers against the
 scripted model (:mod:`pmux_widget.demo.scripted_model`), driven by keystrokes, plus one
-undriven session, ``playground``, for the notebook's actions; and one of Claude Code's own
+undriven session, ``playground``, for the notebook's actions; one of Claude Code's own
 background sessions (``claude --bg``, asking for permission late in its turn: answer it from
-the widget) with the agent view (``claude agents``) open in a private tmux server.
+the widget) with the agent view (``claude agents``) open in a private tmux server; and a real
+Codex TUI against the scripted Responses API (:mod:`.real_codex`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .real_codex import RealCodex
 from .scripted_fleet import make_project
 from .simulated import log
 
@@ -143,22 +145,28 @@ class RealFleet:
         #: the background session's harness (``claude_bg.BgClaude``: its daemon, the view)
         self.bg: Any = None
         self.bg_job: str | None = None
+        #: the real Codex TUI beside them (issue 36), when Codex can be had
+        self.codex: RealCodex | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     def describe(self) -> list[str]:
-        return [
-            f"{name:<14} real claude in tmux  "
-            + (
-                ", ".join(step.action for step in _REAL_SCRIPTS[name])
-                if name in _REAL_SCRIPTS
-                else "no script: yours to drive from the notebook (ask, approve, …)"
-            )
-            for name in self.projects
-        ] + [
-            f"{BACKGROUND:<14} real claude --bg   asks late in its turn: approve it from the "
-            "widget (claude attach on a pane of pmux-widget's); the agent view runs in tmux",
-        ]
+        return (
+            [
+                f"{name:<14} real claude in tmux  "
+                + (
+                    ", ".join(step.action for step in _REAL_SCRIPTS[name])
+                    if name in _REAL_SCRIPTS
+                    else "no script: yours to drive from the notebook (ask, approve, …)"
+                )
+                for name in self.projects
+            ]
+            + [
+                f"{BACKGROUND:<14} real claude --bg   asks late in its turn: approve it from the "
+                "widget (claude attach on a pane of pmux-widget's); the agent view runs in tmux",
+            ]
+            + ([self.codex.describe()] if self.codex is not None else [])
+        )
 
     def start(self) -> None:
         import shutil
@@ -218,6 +226,12 @@ class RealFleet:
             self._start_background(env, cli)
         except Exception as exc:  # the rest of the fleet runs without it
             log(f"{BACKGROUND}: claude --bg did not start ({exc.__class__.__name__}: {exc})")
+        codex = RealCodex(self.home, self.work_dir)
+        try:
+            codex.start()
+            self.codex = codex
+        except Exception as exc:  # the Claude sessions run without it
+            log(f"codex: the real Codex TUI did not start ({exc.__class__.__name__}: {exc})")
         for name, pane in zip(self.projects, self.panes, strict=True):
             if name not in _REAL_SCRIPTS:
                 continue  # the playground
@@ -315,6 +329,9 @@ class RealFleet:
             # config dir that is left, by pid (they live outside any temp dir)
             with contextlib.suppress(Exception):
                 self.bg.close()
+        if self.codex is not None:
+            self.codex.stop()
         if self.model is not None:
             self.model.stop()
         self.panes, self._threads, self.model, self.bg = [], [], None, None
+        self.codex = None

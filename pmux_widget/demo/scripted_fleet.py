@@ -53,7 +53,7 @@ from .scripts import (
 )
 from .simulated import InstalledHooks, SimSession, log
 
-__all__ = ["PERSONAS", "PaneFleet", "Persona", "ScriptedFleet", "make_project"]
+__all__ = ["CODEX_PROJECT", "PERSONAS", "PaneFleet", "Persona", "ScriptedFleet", "make_project"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,11 @@ PERSONAS: tuple[Persona, ...] = (
 )  # fmt: skip
 
 
+#: The demo's Codex session (issue 36): its project, and what it shows.
+CODEX_PROJECT = "billing-svc"
+CODEX_ABOUT = "a Codex session (simulated TUI): tools, an approval (y / Esc), review"
+
+
 def make_project(root: Path, name: str) -> Path:
     """A working directory that looks like a git checkout (the project name is its root's)."""
     path = root / name
@@ -117,6 +122,8 @@ class ScriptedFleet:
     sessions' working directories are created. ``speed`` > 1 shortens every pause.
     ``history``: seconds of backdated history each session gets before it goes live (0: none),
     played in this process; the live part then goes on in the sessions' processes.
+    ``codex_home``: with it (and tmux), a simulated Codex TUI (:mod:`.sim_codex`) runs in a
+    window of its own, its hooks those installed in that home.
     """
 
     kind = "scripted"
@@ -132,8 +139,12 @@ class ScriptedFleet:
         speed: float = 1.0,
         history: float = 0.0,
         panes: bool = True,
+        codex_home: Path | None = None,
     ) -> None:
         self.claude_dir = Path(claude_dir)
+        #: the demo's CODEX_HOME (our Codex hooks installed): one simulated Codex TUI runs
+        #: beside the Claude sessions (tmux only: it is a terminal program); None: none
+        self.codex_home = Path(codex_home) if codex_home is not None else None
         self.home = Path(home)
         self.work_dir = Path(work_dir)
         self.personas = PERSONAS[: max(1, min(sessions, len(PERSONAS)))]
@@ -165,6 +176,9 @@ class ScriptedFleet:
             else:
                 where = f"fake pane {pane}" if pane else "no tmux"
             lines.append(f"{persona.project:<14} {where:<14} {persona.about}")
+        codex_pane = self.panes.pane_ids.get(CODEX_PROJECT) if self.panes else None
+        if codex_pane:
+            lines.append(f"{CODEX_PROJECT:<14} {'tmux pane ' + codex_pane:<14} {CODEX_ABOUT}")
         if self.panes is not None:
             lines.append(
                 f"(tmux -L {self.panes.socket} attach: watch them; actions reach them as a "
@@ -328,7 +342,7 @@ class PaneFleet:
             check=check,
         )
 
-    def _command(self, config: Path, *, in_tmux: bool) -> str:
+    def _command(self, config: Path, *, in_tmux: bool, module: str = "sim_claude") -> str:
         import pmux_widget
 
         root = str(Path(pmux_widget.__file__).resolve().parents[1])
@@ -340,7 +354,7 @@ class PaneFleet:
         out = "" if in_tmux else " >/dev/null"
         return (
             f"exec env {unset}PYTHONPATH={shlex.quote(path)} {shlex.quote(sys.executable)} "
-            f"-m pmux_widget.demo.sim_claude {shlex.quote(str(config))}"
+            f"-m pmux_widget.demo.{module} {shlex.quote(str(config))}"
             f"{out} 2>>{shlex.quote(str(log_file))}"
         )
 
@@ -377,6 +391,30 @@ class PaneFleet:
             else:
                 self._tmux("new-window", "-d", "-t", "demo:", "-n", persona.project,
                            "-c", str(cwd), command)  # fmt: skip
+        if fleet.codex_home is not None:
+            cwd = make_project(fleet.work_dir, CODEX_PROJECT)
+            config = self.dir / f"{CODEX_PROJECT}.json"
+            config.write_text(
+                json.dumps(
+                    {
+                        "codex_home": str(fleet.codex_home),
+                        "home": str(fleet.home),
+                        "cwd": str(cwd),
+                        "speed": fleet.speed,
+                        "seed": fleet.seed,
+                    }
+                )
+            )
+            # its CODEX_HOME named in its own environment, where pmux-widget reads a TUI's home
+            command = self._command(config, in_tmux=True, module="sim_codex").replace(
+                "exec env ", f"exec env CODEX_HOME={shlex.quote(str(fleet.codex_home))} ", 1
+            )
+            args = ["-n", CODEX_PROJECT, "-c", str(cwd), command]
+            if first:
+                self._tmux("new-session", "-d", "-s", "demo", "-x", "160", "-y", "50", *args)
+                first = False
+            else:
+                self._tmux("new-window", "-d", "-t", "demo:", *args)
         if first:  # no persona in tmux: a server is still needed for the others
             self._tmux("new-session", "-d", "-s", "demo", "-n", "lobby", "cat")
         listing = self._tmux("list-panes", "-s", "-t", "demo", "-F", "#{window_name}\t#{pane_id}")
@@ -411,8 +449,9 @@ class PaneFleet:
         marker = str(self.dir)
         for proc in psutil.process_iter(["cmdline"]):
             cmdline = proc.info.get("cmdline") or []
-            if any(marker in part for part in cmdline) and "pmux_widget.demo.sim_claude" in (
-                " ".join(cmdline)
+            line = " ".join(cmdline)
+            if any(marker in part for part in cmdline) and (
+                "pmux_widget.demo.sim_claude" in line or "pmux_widget.demo.sim_codex" in line
             ):
                 found.append(proc)
         return found
@@ -421,7 +460,8 @@ class PaneFleet:
         """Until every session's process has started (or a while has passed: it then shows
         up late, never blocks the demo)."""
         deadline = time.monotonic() + self.READY_TIMEOUT_S
-        while time.monotonic() < deadline and len(self.processes()) < len(self.fleet.personas):
+        count = len(self.fleet.personas) + (self.fleet.codex_home is not None)
+        while time.monotonic() < deadline and len(self.processes()) < count:
             time.sleep(0.05)
 
     def stop(self) -> None:
