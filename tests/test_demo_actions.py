@@ -259,3 +259,72 @@ def test_without_tmux_the_fleet_runs_as_threads_and_says_so(
     finally:
         fleet.stop()
         hub.stop()
+
+
+@pytest.fixture
+def codex_demo(tmp_path: Path) -> Iterator[Demo]:
+    """The scripted fleet with one Claude session and the simulated Codex TUI, whose hooks
+    are installed (and trusted) in their own CODEX_HOME, as the demo installs them."""
+    from pmux_widget.agents.codex import CodexHome
+
+    claude = tmp_path / "claude"
+    (claude / "projects").mkdir(parents=True)
+    home = PmuxHome(tmp_path / "pmux")
+    hooks.install(claude / "settings.json", home.ensure())
+    codex = CodexHome(tmp_path / "codex")
+    hooks.install_codex(codex, home, create=True)
+    hub = make_hub(home=home.root, claude_home=claude).start()
+    seen = Seen()
+    hub.call(lambda: hub.add_listener(seen))
+    fleet = ScriptedFleet(
+        claude, home.root, tmp_path / "projects", seed=5, speed=SPEED, sessions=1,
+        codex_home=codex.root,
+    )  # fmt: skip
+    try:
+        fleet.start()
+        assert fleet.panes is not None, fleet.note
+        yield Demo(hub, fleet, seen)
+    finally:
+        procs = fleet.panes.processes() if fleet.panes is not None else []
+        fleet.stop()
+        hub.stop()
+    assert not [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+@pytest.mark.timeout(120)
+def test_the_simulated_codex_tui_answers_every_action(codex_demo: Demo) -> None:
+    """Issue 36: the demo's Codex session is a row of its own TUI (pid, pane) and takes
+    Codex's keys through act()'s checks: approve ``y``, deny Esc (Interrupt, idle), send
+    (text, then Enter apart: a new turn), interrupt Esc while it works."""
+    from pmux_widget.demo.scripted_fleet import CODEX_PROJECT
+
+    demo, hub = codex_demo, codex_demo.hub
+    project = CODEX_PROJECT
+
+    def asks(s: Session) -> bool:
+        return needs_input(s) and s.pid is not None and s.tmux is not None
+
+    s = demo.wait_for(project, asks, 40, "never asked for approval with its TUI and pane")
+    assert s.agent == "codex"
+    assert psutil.Process(s.pid).name() == "codex"
+    mark = demo.seen.mark(s.session_id)
+    assert act(hub, s.session_id, "approve", record=hub.record_action).keys == ("y",)
+    demo.wait_for(project, lambda x: x.state is State.REVIEW, 30, "no review after approve")
+    assert ("busy", "action:approve") in demo.seen.since(s.session_id, mark)
+
+    # deny: the next round's approval; Esc → its Interrupt hook → idle (not recorded as an
+    # action here, so the hook is what moves the row)
+    s = demo.wait_for(project, asks, 60, "never asked again")
+    assert act(hub, s.session_id, "deny").keys == ("Escape",)
+    idle = demo.wait_for(project, lambda x: x.state is State.IDLE, 15, "not idle after deny")
+    assert idle.source == "hook:Interrupt", idle.source
+
+    # send: a prompt of the user's own → a turn → review; interrupt the next while it works
+    sent = act(hub, s.session_id, "send", text="what changed?", record=hub.record_action)
+    assert sent.keys == ("<text>", "Enter")
+    demo.wait_for(project, lambda x: x.last_prompt == "what changed?", 15, "prompt not seen")
+    demo.wait_for(project, lambda x: x.state is State.REVIEW, 30, "no review after send")
+    act(hub, s.session_id, "send", text="and again", record=hub.record_action)
+    demo.wait_for(project, lambda x: x.state is State.BUSY, 15, "not busy after send")
+    assert act(hub, s.session_id, "interrupt", record=hub.record_action).keys == ("Escape",)
+    demo.wait_for(project, lambda x: x.state is State.IDLE, 15, "not idle after interrupt")
