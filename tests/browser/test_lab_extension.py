@@ -17,11 +17,15 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pmux_widget.hooks.codex_install import AGENT as CODEX_AGENT
+from pmux_widget.hooks.script import hook_command
 
 from .conftest import (
     DARK,
@@ -48,6 +52,9 @@ OTHERS = {
     "3d9a6e42-8f71-4b2a-9c5d-ae4f3a2b1c93": "/home/dev/projects/web-ui",
     "4eab7f53-9a82-4c3b-8d6e-bf5a4b3c2da4": "/home/dev/projects/infra",
 }
+#: a Codex session beside them (issue 36: its row carries the agent's mark)
+CODEX_SID = "01a24ee7-5a25-7393-962f-a68388b392cd"
+CODEX_CWD = "/home/dev/projects/payments"
 DOC_IMAGES = OUTPUT.parents[1] / "docs" / "images"
 WS = "ext"
 
@@ -91,6 +98,25 @@ def ext(ext_server: LabServer, browser_context: Any) -> Iterator[tuple[LabPage, 
 
 def fire(ws: Workspace, event: str, sid: str = SID, cwd: str = CWD, **fields: Any) -> None:
     ws.fire(hook_payload(event, sid, cwd, **fields))
+
+
+def fire_codex(ws: Workspace, event: str, **fields: Any) -> None:
+    """Run the command ``install`` writes into Codex's hooks.json (the hook script, told its
+    agent) on a payload of Codex's shape, as Codex runs it."""
+    body: dict[str, Any] = {
+        "session_id": CODEX_SID,
+        "transcript_path": f"/home/dev/.codex/sessions/2026/12/07/rollout-{CODEX_SID}.jsonl",
+        "cwd": CODEX_CWD,
+        "hook_event_name": event,
+        "model": "gpt-6.2-sol",
+        "permission_mode": "default",
+        **fields,
+    }
+    _, kwargs = ws.hook_command(hook_payload(event, SID, CWD))  # the workspace's environment
+    kwargs["input"] = json.dumps(body).encode() + b"\n"
+    command = hook_command(ws.pmux, CODEX_AGENT)
+    result = subprocess.run(["/bin/sh", "-c", command], **kwargs, capture_output=True, timeout=10)
+    assert result.returncode == 0 and result.stdout == b"", result
 
 
 def no_kernel(server: LabServer) -> None:
@@ -254,6 +280,19 @@ def test_status_bar_and_panel_live_with_no_kernel(
     wait_title(lab, 2)
     needs_you_agree(lab, 2)
     no_kernel(ext_server)
+
+    # A Codex session works beside them (issue 36): its row starts with the agent's small
+    # mark, which its accessible name says once; Claude's rows carry none. The themes' axe
+    # runs below check the mark too.
+    fire_codex(ws, "SessionStart", source="startup")
+    fire_codex(ws, "UserPromptSubmit", turn_id="t1", prompt="reconcile the ledgers")
+    lab.wait_state(CODEX_SID, "busy", within=PANEL)
+    codex_row = lab.row(CODEX_SID, within=PANEL)
+    mark = codex_row.locator(".pmux-name > .pmux-agent")
+    assert mark.inner_text() == "Codex" and mark.is_visible()
+    assert "(Codex), busy" in (codex_row.get_attribute("aria-label") or "")
+    assert lab.row(SID, within=PANEL).locator(".pmux-agent").count() == 0
+    wait_status(lab, "2 need you", "needs-input")  # a busy row needs nobody
 
     # A reload comes back to the same state (the stream's first frame is the whole state).
     lab.page.reload()
