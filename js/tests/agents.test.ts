@@ -2,6 +2,7 @@
 // mark naming its agent, in the contract's words (AGENT_NAMES, core/wording.py); Claude's
 // rows carry none.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { agentCan, newSessionBody } from "../lab/src/new-session-body";
 import { decorFor, withClasses } from "../lab/src/tab-dots";
 import { runningList, waitingList } from "../lab/src/waiting";
 import { agentMark, agentName, withAgent } from "../src/agents";
@@ -123,5 +124,34 @@ describe("a terminal tab", () => {
     const first = withClasses("jp-Terminal-tab", decor);
     expect(withClasses(first, claude)).toBe("jp-Terminal-tab pmux-tab pmux-state-idle");
     expect(withClasses(first, null)).toBe("jp-Terminal-tab");
+  });
+});
+
+describe("the panel's New session form (its request body)", () => {
+  const base = { cwd: " /home/u/api ", prompt: " hi ", mode: "plan", where: "terminal" as const };
+
+  it("Claude: the fields as before, no agent named", () => {
+    expect(newSessionBody({ ...base, agent: "claude" })).toEqual({
+      cwd: "/home/u/api",
+      where: "terminal",
+      prompt: "hi",
+      permission_mode: "plan",
+    });
+    expect(newSessionBody({ ...base, agent: "claude", mode: "default", prompt: "", where: "background" })).toEqual({
+      cwd: "/home/u/api",
+      where: "background",
+    });
+  });
+
+  it("Codex: agent codex, never a permission mode nor the background (the server refuses both)", () => {
+    expect(agentCan("codex")).toEqual({ background: false, mode: false });
+    expect(newSessionBody({ ...base, agent: "codex" })).toEqual({
+      cwd: "/home/u/api",
+      where: "terminal",
+      prompt: "hi",
+      agent: "codex",
+    });
+    expect(newSessionBody({ ...base, agent: "codex", where: "background" }).where).toBe("terminal");
+    expect(newSessionBody({ ...base, agent: "codex", where: "tmux" }).where).toBe("tmux");
   });
 });

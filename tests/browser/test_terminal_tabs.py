@@ -46,6 +46,8 @@ WS = "terms"
 DOC_IMAGES = OUTPUT.parents[1] / "docs" / "images"
 SID = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 NEW_HOOK = "session-start.cmd"
+#: the hook command the Codex stand-in runs (Codex's entry: the script told its agent)
+NEW_CODEX_HOOK = "codex-session-start.cmd"
 
 #: The stand-in: fires ``<dir>/<step>.json`` through ``<dir>/<step>.cmd`` for each line read.
 STAND_IN = """#!/bin/sh
@@ -105,6 +107,8 @@ def term_server() -> Iterator[LabServer]:
         PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
         CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
         PMUX_WIDGET_CLAUDE=f"{fake} {new / NEW_HOOK}",
+        # and where codex would run (issue 36: the form's agent choice)
+        PMUX_WIDGET_CODEX=f"{fake} {new / NEW_CODEX_HOOK}",
     )
     try:
         server.start()
@@ -387,6 +391,61 @@ def test_new_session_form_starts_a_session_in_a_new_terminal(
     page.page.locator(f'{PANEL} li.pmux-row[data-session-id="{row["session_id"]}"]').wait_for(
         state="visible", timeout=20_000
     )
+    page.server.api("DELETE", f"/api/terminals/{name}")
+
+
+def test_new_session_form_starts_a_codex_session(
+    lab: tuple[LabPage, Workspace], tmp_path: Path
+) -> None:
+    """Issue 36: the form's Agent choice starts Codex (the server's PMUX_WIDGET_CODEX: the
+    stand-in, whose first hook goes through Codex's command); with Codex chosen, Claude's
+    permission mode and the background are off, and the form says why."""
+    from pmux_widget.hooks.codex_install import AGENT
+    from pmux_widget.hooks.script import hook_command
+
+    page, ws = lab
+    open_lab(page)
+    show_panel(page)
+    (page.server.base / "new" / NEW_CODEX_HOOK).write_text(hook_command(ws.pmux, AGENT))
+    form = page.page.locator(f"{PANEL} details.pmux-new")
+    form.locator("summary").click()
+    page.page.wait_for_function(
+        "(sel) => !document.querySelector(sel).disabled",
+        arg=f"{PANEL} .pmux-new-where input[value=terminal]",
+    )
+    form.get_by_label("Agent").select_option("codex")
+    assert form.get_by_label("Permission mode").is_disabled()
+    assert form.locator(".pmux-new-where input[value=background]").is_disabled()
+    note = form.locator(".pmux-new-note")
+    assert note.is_visible() and "Codex takes its permission mode" in note.inner_text()
+    form.get_by_label("Folder").fill(str(tmp_path))
+    form.get_by_label("First prompt (optional)").fill("hello codex")
+    form.get_by_role("button", name="Start").click()
+    status = form.locator(".pmux-new-status")
+    page.page.wait_for_function(
+        "(sel) => /^Started in terminal /.test(document.querySelector(sel).textContent)",
+        arg=f"{PANEL} .pmux-new-status",
+        timeout=30_000,
+    )
+    name = status.inner_text().removeprefix("Started in terminal ").rstrip(".")
+    row: dict[str, Any] | None = wait_until(
+        lambda: next(
+            (
+                r
+                for r in page.server.api("GET", "/pmux/api/sessions")[1]["sessions"]
+                if r["cwd"] == str(tmp_path) and r["agent"] == "codex"
+            ),
+            None,
+        ),
+        30,
+        what="the new Codex session's row",
+    )
+    assert row is not None
+    shown = page.page.locator(f'{PANEL} li.pmux-row[data-session-id="{row["session_id"]}"]')
+    shown.wait_for(state="visible", timeout=20_000)
+    assert shown.locator(".pmux-agent").inner_text() == "Codex"
+    form.get_by_label("Agent").select_option("claude")  # back: Claude's fields are on again
+    assert form.get_by_label("Permission mode").is_enabled()
     page.server.api("DELETE", f"/api/terminals/{name}")
 
 

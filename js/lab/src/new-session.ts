@@ -1,11 +1,14 @@
-// The panel's "New session" form (issue 21): a folder, an optional first prompt, a permission
-// mode, and where (a new JupyterLab terminal, a tmux window, or in the background: a Claude
+// The panel's "New session" form (issue 21): the agent (Claude Code, or Codex: issue 36), a
+// folder, an optional first prompt, a permission mode (Claude's only), and where (a new JupyterLab terminal, a tmux window, or in the background: a Claude
 // Code background session, `claude --bg`, which needs a prompt; issue 26) → POST
 // pmux/api/sessions/new; a new terminal's tab is opened at once (its row comes with the
 // session's first hook). When the server's terminals are off (GET pmux/api/terminals), the
 // terminal choice is disabled and the form says why.
 import { URLExt } from "@jupyterlab/coreutils";
 import { ServerConnection } from "@jupyterlab/services";
+import { agentName, type Agent } from "../../src/agents";
+import { AGENT_NAMES } from "../../src/types";
+import { agentCan, newSessionBody } from "./new-session-body";
 
 export const NEW_PATH = "pmux/api/sessions/new";
 export const TERMINALS_PATH = "pmux/api/terminals";
@@ -32,6 +35,7 @@ let counter = 0;
 export class NewSessionForm {
   readonly el: HTMLDetailsElement;
   private readonly form: HTMLFormElement;
+  private readonly agent: HTMLSelectElement;
   private readonly folder: HTMLInputElement;
   private readonly prompt: HTMLTextAreaElement;
   private readonly mode: HTMLSelectElement;
@@ -51,8 +55,12 @@ export class NewSessionForm {
     summary.textContent = "New session";
     this.form = document.createElement("form");
     this.form.className = "pmux-new-form";
-    this.form.setAttribute("aria-label", "Start a Claude session");
+    this.form.setAttribute("aria-label", "Start a session");
 
+    this.agent = input(this.form, `${id}-agent`, "Agent", document.createElement("select"));
+    for (const agent of Object.keys(AGENT_NAMES) as Agent[]) {
+      this.agent.add(new Option(agent === "claude" ? "Claude Code" : agentName(agent), agent));
+    }
     this.folder = input(this.form, `${id}-folder`, "Folder", document.createElement("input"));
     this.folder.type = "text";
     this.folder.required = true;
@@ -93,6 +101,7 @@ export class NewSessionForm {
       void this.start();
     });
     for (const r of [this.inTerminal, this.inTmux, this.inBackground]) r.addEventListener("change", () => this.sync());
+    this.agent.addEventListener("change", () => this.sync());
     // what the server can do is asked each time the form opens (terminals may be turned off)
     this.el.addEventListener("toggle", () => {
       if (this.el.open) void this.check();
@@ -113,11 +122,20 @@ export class NewSessionForm {
 
   private sync(): void {
     const off = this.terminalsOff;
+    const can = agentCan(this.agent.value as Agent);
     this.inTerminal.disabled = off !== null;
     if (off !== null && this.inTerminal.checked) this.inTmux.checked = true;
-    this.note.hidden = off === null;
-    this.note.textContent =
-      off === null ? "" : `Sessions cannot be started or answered in this server's terminals: ${off}.`;
+    // Codex: no background sessions, and its permission mode is its config's
+    this.inBackground.disabled = !can.background;
+    if (!can.background && this.inBackground.checked) (off === null ? this.inTerminal : this.inTmux).checked = true;
+    this.mode.disabled = !can.mode;
+    const notes = [];
+    if (off !== null) notes.push(`Sessions cannot be started or answered in this server's terminals: ${off}.`);
+    if (!can.mode) {
+      notes.push(`${agentName(this.agent.value as Agent)} takes its permission mode from its own config, and has no background sessions.`);
+    }
+    this.note.hidden = notes.length === 0;
+    this.note.textContent = notes.join(" ");
     // claude --bg starts with its prompt: the field is required then
     this.prompt.required = this.inBackground.checked;
     const label = this.prompt.labels?.[0];
@@ -126,10 +144,13 @@ export class NewSessionForm {
 
   private async start(): Promise<void> {
     const where = this.inBackground.checked ? "background" : this.inTmux.checked ? "tmux" : "terminal";
-    const body: Record<string, string> = { cwd: this.folder.value.trim(), where };
-    const prompt = this.prompt.value.trim();
-    if (prompt) body.prompt = prompt;
-    if (this.mode.value !== "default") body.permission_mode = this.mode.value;
+    const body = newSessionBody({
+      agent: this.agent.value as Agent,
+      cwd: this.folder.value,
+      prompt: this.prompt.value,
+      mode: this.mode.value,
+      where,
+    });
     this.submit.disabled = true;
     this.status.textContent = "starting…";
     try {
