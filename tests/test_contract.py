@@ -158,6 +158,10 @@ def test_each_agent_has_a_name_and_only_other_agents_a_mark():
     sample = ts.sample()
     assert {r["agent"] for r in sample["rows"]} == set(AGENTS)
     assert sample["agent_marks"] == {"claude": None, "codex": "Codex"}
+    # a notification names the agent as the row does
+    asking = Session(session_id="x", state=State.NEEDS_INPUT, project="api", agent="codex")
+    assert w.notification_text(asking)[0] == "api (Codex) needs you"
+    assert w.notification_text(asking.replace(agent="claude"))[0] == "api needs you"
 
 
 def test_session_json_is_the_models():

@@ -262,8 +262,10 @@ def pane_title(session: Session, machine: str | None = None) -> str | None:
 
 
 def notification_text(session: Session) -> tuple[str, str]:
-    """The (title, body) of a desktop notification, in the rows' words (for core.tracker)."""
-    name = session.name
+    """The (title, body) of a desktop notification, in the rows' words (for core.tracker); a
+    session of another agent than Claude is named with its mark, as its row ("api (Codex)")."""
+    mark = agent_mark(session.agent)
+    name = session.name if mark is None else f"{session.name} ({mark})"
     if session.state is State.NEEDS_INPUT:
         return f"{name} needs you", asks(session)
     if session.error:
