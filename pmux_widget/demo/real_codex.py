@@ -35,6 +35,8 @@ class RealCodex:
         self.home = Path(home)
         self.root = Path(work_dir) / ".codex-env"
         self.server: object | None = None
+        #: the sealed Codex environment (``codex_env.CodexEnv``) and its TUI (``TmuxCodex``)
+        self.env: object | None = None
         self.tc: object | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -65,6 +67,7 @@ class RealCodex:
         self.server = server
         try:
             env = CodexEnv(server.base_url, root=self.root)
+            self.env = env
             hooks.install_codex(env.codex_home, PmuxHome(self.home))
             env.extra_env["PMUX_WIDGET_HOME"] = str(self.home)
             tc = TmuxCodex(env, codex)
