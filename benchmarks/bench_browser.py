@@ -31,7 +31,6 @@ P10 (render 500 sessions, apply one change) and P14 (timeline strips): a plain p
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import subprocess
@@ -46,14 +45,13 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from benchmarks import frontend_page, lab_panel
 from benchmarks._util import STAMP_PAINT_JS, Row, log, percentile, run_alone
 from benchmarks.frontend_page import P10_RENDER_MS, ms
-from pmux_widget.hooks.codex_install import AGENT as CODEX_AGENT
-from pmux_widget.hooks.script import hook_command
 from tests.browser.conftest import (
     LabPage,
     LabServer,
     LabUnavailable,
     Workspace,
     check_available,
+    codex_hook_payload,
     hook_payload,
     launch_chromium,
 )
@@ -108,31 +106,13 @@ def _clock_offset_ms(page: Any, rounds: int = 15) -> float:
     return statistics.median(offsets)
 
 
-def _codex_payload(event: str, **fields: Any) -> dict[str, Any]:
-    """A Codex hook payload (docs/codex-behaviour.md: the rollout as ``transcript_path``, the
-    model, the permission mode and, but SessionStart, the turn's id)."""
-    body: dict[str, Any] = {
-        "session_id": CODEX_SID,
-        "transcript_path": f"/home/dev/.codex/sessions/2026/12/07/rollout-{CODEX_SID}.jsonl",
-        "cwd": CODEX_CWD,
-        "hook_event_name": event,
-        "model": "gpt-6.2-sol",
-        "permission_mode": "default",
-    }
-    if event != "SessionStart":
-        body["turn_id"] = "01a24ee7-5bdd-7123-89e4-1c373139e3b6"
-    body.update(fields)
-    return body
-
-
 def _hook(ws: Workspace, agent: str, event: str, **fields: Any) -> tuple[list[str], dict[str, Any]]:
     """(argv, kwargs) running the command our install writes for ``agent`` on a payload of
     that agent's shape (Codex's command names its agent: ``status-hook.sh codex``)."""
     if agent == "claude":
         return ws.hook_command(hook_payload(event, SID, CWD, **fields))
-    _, kwargs = ws.hook_command(hook_payload(event, SID, CWD, **fields))
-    kwargs["input"] = json.dumps(_codex_payload(event, **fields), separators=(",", ":")).encode()
-    return ["/bin/sh", "-c", hook_command(ws.pmux, CODEX_AGENT)], kwargs
+    turn = {} if event == "SessionStart" else {"turn_id": "01a24ee7-5bdd-7123-89e4-1c373139e3b6"}
+    return ws.codex_hook_command(codex_hook_payload(event, CODEX_SID, CODEX_CWD, **turn, **fields))
 
 
 def _open_widget(lab: LabPage, ws: Workspace) -> None:

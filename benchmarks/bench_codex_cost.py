@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import json
 import resource
 import subprocess
 import sys
@@ -57,7 +56,7 @@ from benchmarks._util import (
     rows_or_failure,
     wait_until,
 )
-from benchmarks.bench_cost import MODE_TEXT, MODES, P18_MAX_MS, _hook_scripts
+from benchmarks.bench_cost import MODE_TEXT, MODES, P18_MAX_MS, spooled_events
 from benchmarks.bench_hooks import HungHub
 from pmux_widget import hooks
 from pmux_widget.demo.claude_env import CliUnavailable
@@ -125,30 +124,18 @@ def _run(server: ScriptedResponses, side: Side, env: CodexEnv) -> tuple[float, f
 
 def _check_spool(side: Side, mode: str) -> None:
     """Every hook of the run just made is in the spool, exactly once; then empty it."""
-
-    def complete() -> collections.Counter[str] | None:
-        if _hook_scripts(side.home):
-            return None
-        return collections.Counter(
-            json.loads(e.payload_bytes or b"{}").get("hook_event_name", "?")
-            for e in hooks.read_spool(side.home)
-        )
-
-    got = wait_until(complete, 60, "the hooks of the run to finish")
+    got = spooled_events(side.home)
     if dict(got) != EXPECTED:
         side.problems.append(f"{mode}: spooled {dict(got)}")
     side.runs_checked[mode] += 1
-    hooks.remove_spool_entries(hooks.read_spool(side.home))
 
 
 def _check_hub(side: Side, hub: ServeProcess, seen: set[str]) -> None:
     """Nothing spooled, and the run's session (the newest of the env's folder) ended in
     review by its Stop hook, as a Codex row."""
-    wait_until(lambda: not _hook_scripts(side.home), 60, "the hooks of the run to finish")
-    spooled = len(hooks.read_spool(side.home))
+    spooled = sum(spooled_events(side.home).values())
     if spooled:
         side.problems.append(f"hub: {spooled} events spooled")
-        hooks.remove_spool_entries(hooks.read_spool(side.home))
 
     def ended() -> dict[str, object] | None:
         rows = get_json(hub.port, hub.token, "/api/sessions?ended=1")["sessions"]

@@ -20,8 +20,8 @@ JupyterLab extension (the Jupyter server's own hub, the side panel's websocket; 
 
 from __future__ import annotations
 
+import functools
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 
 from benchmarks._util import Row, log, percentile, rows_or_failure, run_alone, wait_until
 from benchmarks.bench_browser import _OBSERVE, _clock_offset_ms
-from benchmarks.bench_dialog import P11_P95_MS, PANEL, DialogClock
+from benchmarks.bench_dialog import P11_P95_MS, PANEL, DialogClock, painted_minus_drawn
 from pmux_widget import hooks
 from pmux_widget.demo.claude_env import CliUnavailable
 from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex
@@ -83,24 +83,8 @@ def _run(
         clock = DialogClock(tc.screen, APPROVAL)
         try:
             for i in range(samples):
-                seen_before = lab.page.evaluate("() => window.__pmuxSeen.length")
-                drawn_before = len(clock.drawn)
-                tc.type_prompt(f"please SHELL (sample {i})")
-                lab.page.wait_for_function(
-                    "([n]) => window.__pmuxSeen.slice(n).some("
-                    "(e) => e.state === 'needs-input' && e.painted !== null)",
-                    arg=[seen_before],
-                    timeout=60_000,
-                    polling="raf",
-                )
-                deadline = time.monotonic() + 30
-                while len(clock.drawn) == drawn_before and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                if len(clock.drawn) == drawn_before:
-                    raise RuntimeError("the approval never showed")
-                entries = lab.page.evaluate("(n) => window.__pmuxSeen.slice(n)", seen_before)
-                painted = next(e["painted"] for e in entries if e["state"] == "needs-input")
-                results.append(painted - offset - clock.drawn[drawn_before])
+                ask = functools.partial(tc.type_prompt, f"please SHELL (sample {i})")
+                results.append(painted_minus_drawn(lab, clock, offset, ask))
                 tc.send_keys("Escape")  # declined: "tell Codex what to do differently"
                 lab.wait_state(sid, "idle", within, timeout=30)
                 wait_until(lambda: not APPROVAL.search(tc.screen()), 10, "the approval gone")

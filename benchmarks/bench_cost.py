@@ -68,7 +68,7 @@ from pmux_widget.demo.forty_tools import PROMPT, TOOLS
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.system.home import PmuxHome
 
-__all__ = ["main"]
+__all__ = ["main", "spooled_events"]
 
 P18_MAX_MS = 3.0
 MODES = ("hub", "spool", "hung")
@@ -180,9 +180,9 @@ def _hooked(side: Side, kind: str) -> tuple[ClaudeEnv, PmuxHome]:
     return (side.tools, side.tools_home) if kind == "tools" else (side.ours, side.home)
 
 
-def _check_spool(side: Side, mode: str, kind: str) -> None:
-    """Every hook of the run just made is in the spool, exactly once; then empty it."""
-    home = _hooked(side, kind)[1]
+def spooled_events(home: PmuxHome) -> collections.Counter[str]:
+    """Once no hook script of ``home`` runs (async ones outlive the CLI): the events its spool
+    holds, counted; the spool is then emptied for the next run."""
 
     def complete() -> collections.Counter[str] | None:
         if _hook_scripts(home):
@@ -193,20 +193,24 @@ def _check_spool(side: Side, mode: str, kind: str) -> None:
         )
 
     got = wait_until(complete, 60, "the hooks of the run to finish")
+    hooks.remove_spool_entries(hooks.read_spool(home))
+    return got
+
+
+def _check_spool(side: Side, mode: str, kind: str) -> None:
+    """Every hook of the run just made is in the spool, exactly once; then empty it."""
+    got = spooled_events(_hooked(side, kind)[1])
     if dict(got) != expected_hooks(kind == "tools"):
         side.problems.append(f"{mode}: spooled {dict(got)}")
     side.runs_checked[mode] += 1
-    hooks.remove_spool_entries(hooks.read_spool(home))
 
 
 def _check_hub(side: Side, kind: str, hub: ServeProcess) -> None:
     """Nothing spooled, and every session of the hooked env ended as its hooks say."""
     env, home = _hooked(side, kind)
-    wait_until(lambda: not _hook_scripts(home), 60, "the hooks of the run to finish")
-    spooled = len(hooks.read_spool(home))
+    spooled = sum(spooled_events(home).values())
     if spooled:
         side.problems.append(f"hub: {spooled} events spooled")
-        hooks.remove_spool_entries(hooks.read_spool(home))
 
     def ended() -> list[dict[str, object]] | None:
         rows = get_json(hub.port, hub.token, "/api/sessions?ended=1")["sessions"]

@@ -18,6 +18,7 @@ row's state read in the extension's side panel.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -82,6 +83,32 @@ class DialogClock:
         self._thread.join(2)
 
 
+def painted_minus_drawn(
+    lab: LabPage, clock: DialogClock, offset: float, ask: Callable[[], None]
+) -> float:
+    """One sample: ``ask`` makes the CLI open its dialog; ms from the dialog drawn in the
+    pane to the row's needs-input frame painted in the page (the page's clock offset
+    subtracted: negative when the dot came first)."""
+    seen_before = lab.page.evaluate("() => window.__pmuxSeen.length")
+    drawn_before = len(clock.drawn)
+    ask()
+    lab.page.wait_for_function(
+        "([n]) => window.__pmuxSeen.slice(n).some("
+        "(e) => e.state === 'needs-input' && e.painted !== null)",
+        arg=[seen_before],
+        timeout=60_000,
+        polling="raf",
+    )
+    deadline = time.monotonic() + 30
+    while len(clock.drawn) == drawn_before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if len(clock.drawn) == drawn_before:
+        raise RuntimeError("the dialog never showed")
+    entries = lab.page.evaluate("(n) => window.__pmuxSeen.slice(n)", seen_before)
+    painted = next(e["painted"] for e in entries if e["state"] == "needs-input")
+    return float(painted - offset - clock.drawn[drawn_before])
+
+
 def _env_for(ws: Workspace, model: ScriptedModel, version: str, root: Path) -> ClaudeEnv:
     """A sealed CLI environment whose config dir and pmux home are the workspace's (the
     kernel's hub watches them; our hooks are installed there)."""
@@ -124,24 +151,8 @@ def _run_version(
         clock = DialogClock(tc.screen, tc.DIALOG)
         try:
             for i in range(samples):
-                seen_before = lab.page.evaluate("() => window.__pmuxSeen.length")
-                drawn_before = len(clock.drawn)
-                tc.type_prompt(f"please run the command (sample {i})")
-                lab.page.wait_for_function(
-                    "([n]) => window.__pmuxSeen.slice(n).some("
-                    "(e) => e.state === 'needs-input' && e.painted !== null)",
-                    arg=[seen_before],
-                    timeout=60_000,
-                    polling="raf",
-                )
-                deadline = time.monotonic() + 30
-                while len(clock.drawn) == drawn_before and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                if len(clock.drawn) == drawn_before:
-                    raise RuntimeError(f"{version}: the dialog never showed")
-                entries = lab.page.evaluate("(n) => window.__pmuxSeen.slice(n)", seen_before)
-                painted = next(e["painted"] for e in entries if e["state"] == "needs-input")
-                results.append(painted - offset - clock.drawn[drawn_before])
+                ask = functools.partial(tc.type_prompt, f"please run the command (sample {i})")
+                results.append(painted_minus_drawn(lab, clock, offset, ask))
                 tc.deny()
                 tc.wait_status("idle", 30)
                 log(f"P11 {version} sample {i + 1}/{samples}: {results[-1]:.0f} ms")

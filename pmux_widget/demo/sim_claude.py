@@ -47,7 +47,7 @@ from typing import Any
 from pmux_widget.agents.claude.pidfiles import process_start_ticks
 
 from .scripts import SCRIPTS, user_turn
-from .sim_screen import dialog_rows, render, summary
+from .sim_screen import dialog_rows, render, repaint, summary
 from .simulated import CLI_VERSION, InstalledHooks, SimSession
 
 __all__ = ["LiveSession", "SimClaude", "main"]
@@ -533,11 +533,7 @@ class SimClaude:
         lines = render(self.session, self.typed, self.selected, width, height)
         if lines == self._drawn:
             return
-        # Every row rewritten in place (no clear first), so a capture mid-draw never sees a
-        # blank screen.
-        out = "\x1b[H" + "".join(f"\x1b[{n + 1};1H{line}\x1b[K" for n, line in enumerate(lines))
-        out += f"\x1b[{len(lines) + 1};1H\x1b[J"
-        os.write(sys.stdout.fileno(), out.encode())
+        repaint(lines)
         self._drawn = lines
 
 

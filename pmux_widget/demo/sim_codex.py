@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .hook_runner import InstalledHooks
+from .sim_screen import repaint
 
 __all__ = ["SimCodex", "main"]
 
@@ -353,9 +354,7 @@ class SimCodex:
         lines = self._screen(width, height)
         if lines == self._drawn:
             return
-        out = "\x1b[H" + "".join(f"\x1b[{n + 1};1H{line}\x1b[K" for n, line in enumerate(lines))
-        out += f"\x1b[{len(lines) + 1};1H\x1b[J"
-        os.write(sys.stdout.fileno(), out.encode())
+        repaint(lines)
         self._drawn = lines
 
     # ------------------------------------------------------------------ the loop

@@ -9,12 +9,13 @@ change") as 2.1.197 draws them (recorded: tests/fixtures/screens/2.1.197-questio
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
 from .simulated import CLI_VERSION
 
-__all__ = ["Shown", "dialog_rows", "render", "summary"]
+__all__ = ["Shown", "dialog_rows", "render", "repaint", "summary"]
 
 
 class Shown(Protocol):
@@ -167,3 +168,11 @@ def render(s: Shown, typed: str, selected: int, width: int, height: int) -> list
     body = s.lines[-room:] if room else []
     lines = [*header, *body, "", *panel]
     return [line[: max(1, width - 1)] for line in lines][:height]
+
+
+def repaint(lines: list[str]) -> None:
+    """Write ``lines`` over the terminal's rows in place and clear what is below them: every
+    row is rewritten (no clear first), so a capture mid-draw never sees a blank screen."""
+    out = "\x1b[H" + "".join(f"\x1b[{n + 1};1H{line}\x1b[K" for n, line in enumerate(lines))
+    out += f"\x1b[{len(lines) + 1};1H\x1b[J"
+    os.write(sys.stdout.fileno(), out.encode())

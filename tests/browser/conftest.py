@@ -332,6 +332,22 @@ def hook_payload(event: str, session_id: str, cwd: str, **fields: Any) -> dict[s
     return body
 
 
+def codex_hook_payload(event: str, session_id: str, cwd: str, **fields: Any) -> dict[str, Any]:
+    """A hook payload of Codex's shape (docs/codex-behaviour.md): the rollout as
+    ``transcript_path``, the model and the permission mode; ``fields`` add or override
+    (``turn_id``: every event but SessionStart)."""
+    body: dict[str, Any] = {
+        "session_id": session_id,
+        "transcript_path": f"/home/dev/.codex/sessions/2026/12/07/rollout-{session_id}.jsonl",
+        "cwd": cwd,
+        "hook_event_name": event,
+        "model": "gpt-6.2-sol",
+        "permission_mode": "default",
+    }
+    body.update(fields)
+    return body
+
+
 class Workspace:
     """A directory in the lab's notebook root with its own pmux home and Claude config dir (the
     ones a kernel started there uses), our hooks installed into that Claude config."""
@@ -404,6 +420,16 @@ class Workspace:
         data = json.dumps(body, separators=(",", ":")).encode() + b"\n"
         command = self.commands[body["hook_event_name"]]
         return ["/bin/sh", "-c", command], {"input": data, "env": env}
+
+    def codex_hook_command(self, body: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+        """As :meth:`hook_command`, with the command ``install`` writes into Codex's
+        hooks.json (the script, told its agent)."""
+        from pmux_widget.hooks.codex_install import AGENT
+        from pmux_widget.hooks.script import hook_command
+
+        _, kwargs = self.hook_command({**body, "hook_event_name": "SessionStart"})
+        kwargs["input"] = json.dumps(body, separators=(",", ":")).encode() + b"\n"
+        return ["/bin/sh", "-c", hook_command(self.pmux, AGENT)], kwargs
 
     def hubs(self) -> list[dict[str, Any]]:
         """The live hubs' runtime files in this workspace's home."""

@@ -24,9 +24,6 @@ from typing import Any
 
 import pytest
 
-from pmux_widget.hooks.codex_install import AGENT as CODEX_AGENT
-from pmux_widget.hooks.script import hook_command
-
 from .conftest import (
     DARK,
     KERNEL_CLAUDE_DIR,
@@ -37,6 +34,7 @@ from .conftest import (
     LabServer,
     LabUnavailable,
     Workspace,
+    codex_hook_payload,
     hook_payload,
 )
 from .test_ux_browser import AXE, axe_violations
@@ -101,21 +99,9 @@ def fire(ws: Workspace, event: str, sid: str = SID, cwd: str = CWD, **fields: An
 
 
 def fire_codex(ws: Workspace, event: str, **fields: Any) -> None:
-    """Run the command ``install`` writes into Codex's hooks.json (the hook script, told its
-    agent) on a payload of Codex's shape, as Codex runs it."""
-    body: dict[str, Any] = {
-        "session_id": CODEX_SID,
-        "transcript_path": f"/home/dev/.codex/sessions/2026/12/07/rollout-{CODEX_SID}.jsonl",
-        "cwd": CODEX_CWD,
-        "hook_event_name": event,
-        "model": "gpt-6.2-sol",
-        "permission_mode": "default",
-        **fields,
-    }
-    _, kwargs = ws.hook_command(hook_payload(event, SID, CWD))  # the workspace's environment
-    kwargs["input"] = json.dumps(body).encode() + b"\n"
-    command = hook_command(ws.pmux, CODEX_AGENT)
-    result = subprocess.run(["/bin/sh", "-c", command], **kwargs, capture_output=True, timeout=10)
+    """Codex's hook for ``event``, through the command ``install`` writes for Codex."""
+    argv, kwargs = ws.codex_hook_command(codex_hook_payload(event, CODEX_SID, CODEX_CWD, **fields))
+    result = subprocess.run(argv, **kwargs, capture_output=True, timeout=10)
     assert result.returncode == 0 and result.stdout == b"", result
 
 
