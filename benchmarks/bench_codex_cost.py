@@ -20,6 +20,10 @@ Unlike Claude's, our Codex entries include one hook per tool call: PostToolUse (
 it is what moves a row back to busy after an approval or an answer). Codex waits for a hook
 before it goes on, so its cost is on the turn's path for every tool call.
 
+As information, with the hub up, a third home has our entries with PostToolUse made ``async``
+(Codex runs an async hook without waiting for it: checked on 0.171.0), alternated with the
+other two: what the cost would be if our PostToolUse did not hold the turn.
+
 Nothing lost: with no hub and with the hung hub every hook of every run must end up in the
 spool exactly once (1 SessionStart, 1 UserPromptSubmit, 40 PostToolUse, 1 Stop); with the
 hub up nothing is spooled and the session ends as its hooks say (review, by ``hook:Stop``,
@@ -33,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import json
 import resource
 import subprocess
 import sys
@@ -59,10 +64,12 @@ from benchmarks._util import (
 from benchmarks.bench_cost import MODE_TEXT, MODES, P18_MAX_MS, spooled_events
 from benchmarks.bench_hooks import HungHub
 from pmux_widget import hooks
+from pmux_widget.agents.codex import trust_hash
 from pmux_widget.demo.claude_env import CliUnavailable
 from pmux_widget.demo.codex_cli import end_codex_processes
 from pmux_widget.demo.codex_env import CODEX_VERSION, CodexEnv, ensure_codex
 from pmux_widget.demo.scripted_responses import ScriptedResponses
+from pmux_widget.hooks.script import is_our_command
 from pmux_widget.system.home import PmuxHome
 
 __all__ = ["EXPECTED", "PROMPT", "TOOLS", "main"]
@@ -82,6 +89,8 @@ class Side:
     none: CodexEnv
     ours: CodexEnv
     home: PmuxHome
+    #: ours with the PostToolUse entry ``async`` (Codex runs it without waiting), same home
+    asynced: CodexEnv
     turns: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     walls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     cpu: dict[tuple[str, str], list[float]] = field(default_factory=dict)
@@ -96,7 +105,29 @@ def _side(server: ScriptedResponses, root: Path) -> Side:
     ours = CodexEnv(server.base_url, root=root / "ours")
     hooks.install_codex(ours.codex_home, home)
     ours.extra_env["PMUX_WIDGET_HOME"] = str(home.root)
-    return Side(cli, none, ours, home)
+    asynced = CodexEnv(server.base_url, root=root / "async")
+    hooks.install_codex(asynced.codex_home, home)
+    asynced.extra_env["PMUX_WIDGET_HOME"] = str(home.root)
+    _async_post_tool_use(asynced)
+    return Side(cli, none, ours, home, asynced)
+
+
+def _async_post_tool_use(env: CodexEnv) -> None:
+    """Our PostToolUse entry made ``async: true``, its trust re-hashed (the key stays: its
+    place in hooks.json is the same), as a user who trusts the changed hook would."""
+    doc = json.loads(env.hooks_file.read_text())
+    config = env.config_file.read_text()
+    for group in doc["hooks"]["PostToolUse"]:
+        for hook in group["hooks"]:
+            if is_our_command(hook.get("command")):
+                old = trust_hash("PostToolUse", hook, group.get("matcher"))
+                hook["async"] = True
+                new = trust_hash("PostToolUse", hook, group.get("matcher"))
+                if old not in config:
+                    raise RuntimeError("our PostToolUse entry's trust is not in config.toml")
+                config = config.replace(old, new)
+    env.hooks_file.write_text(json.dumps(doc, indent=2) + "\n")
+    env.config_file.write_text(config)
 
 
 def _run(server: ScriptedResponses, side: Side, env: CodexEnv) -> tuple[float, float]:
@@ -130,7 +161,7 @@ def _check_spool(side: Side, mode: str) -> None:
     side.runs_checked[mode] += 1
 
 
-def _check_hub(side: Side, hub: ServeProcess, seen: set[str]) -> None:
+def _check_hub(side: Side, env: CodexEnv, hub: ServeProcess, seen: set[str]) -> None:
     """Nothing spooled, and the run's session (the newest of the env's folder) ended in
     review by its Stop hook, as a Codex row."""
     spooled = sum(spooled_events(side.home).values())
@@ -139,7 +170,7 @@ def _check_hub(side: Side, hub: ServeProcess, seen: set[str]) -> None:
 
     def ended() -> dict[str, object] | None:
         rows = get_json(hub.port, hub.token, "/api/sessions?ended=1")["sessions"]
-        new = [r for r in rows if str(r.get("cwd")) == str(side.ours.cwd)]
+        new = [r for r in rows if str(r.get("cwd")) == str(env.cwd)]
         new = [r for r in new if r["session_id"] not in seen]
         return new[0] if len(new) == 1 and new[0]["source"] == "hook:Stop" else None
 
@@ -176,25 +207,29 @@ def _measure_mode(
     server: ScriptedResponses, side: Side, mode: str, pairs: int, root: Path, warm: bool
 ) -> None:
     seen: set[str] = set()
+    envs = {"none": side.none, "ours": side.ours, "async": side.asynced}
+    # the async variant with the hub up only, as information (as Claude's --tool-hooks)
+    kinds = ("none", "ours", "async") if mode == "hub" else ("none", "ours")
 
-    def after(hub: ServeProcess | None) -> None:
+    def after(hub: ServeProcess | None, env: CodexEnv) -> None:
         if hub is not None:
-            _check_hub(side, hub, seen)
+            _check_hub(side, env, hub, seen)
         else:
             _check_spool(side, mode)
 
     with _hub_case(mode, side, root) as hub:
         if warm:  # the first runs pay for the binary's pages and Codex's first-run files
             _run(server, side, side.none)
-            _run(server, side, side.ours)
-            after(hub)
+            for kind in kinds[1:]:
+                _run(server, side, envs[kind])
+                after(hub, envs[kind])
         for i in range(pairs):
-            for kind in ("none", "ours") if i % 2 == 0 else ("ours", "none"):
-                env = side.none if kind == "none" else side.ours
+            for kind in kinds if i % 2 == 0 else kinds[::-1]:
+                env = envs[kind]
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 turn, wall = _run(server, side, env)
-                if kind == "ours":
-                    after(hub)
+                if kind != "none":
+                    after(hub, env)
                 used = resource.getrusage(resource.RUSAGE_CHILDREN)
                 spent = (used.ru_utime + used.ru_stime) - (before.ru_utime + before.ru_stime)
                 side.turns.setdefault((mode, kind), []).append(turn)
@@ -202,7 +237,7 @@ def _measure_mode(
                 side.cpu.setdefault((mode, kind), []).append(spent)
             log(
                 f"P18 Codex {mode} pair {i + 1}/{pairs}: "
-                + ", ".join(f"{k} {side.turns[mode, k][-1]:.3f} s" for k in ("none", "ours"))
+                + ", ".join(f"{k} {side.turns[mode, k][-1]:.3f} s" for k in kinds)
             )
 
 
@@ -235,6 +270,20 @@ def _rows(side: Side, modes: tuple[str, ...]) -> list[Row]:
                 f"{', '.join(f'{v:+.1f}' for v in per_tool)}; {percentile(cpu, 50):+.1f} ms "
                 f"CPU; {percentile(side.walls[mode, 'none'], 50):.2f} / "
                 f"{percentile(side.walls[mode, 'ours'], 50):.2f} s",
+                "info",
+                True,
+            )
+        )
+    if "hub" in modes:
+        none, asynced = side.turns["hub", "none"], side.turns["hub", "async"]
+        per_tool = [(o - n) * 1000 / TOOLS for o, n in zip(asynced, none, strict=True)]
+        share = (percentile(asynced, 50) / percentile(none, 50) - 1) * 100
+        rows.append(
+            (
+                f"P18 Codex {CODEX_VERSION}, hub up, our PostToolUse entry made `async` (Codex "
+                "runs it without waiting): cost per tool call, p50",
+                f"{percentile(per_tool, 50):+.1f} ms (turn {share:+.0f} %; per pair "
+                f"{', '.join(f'{v:+.1f}' for v in per_tool)})",
                 "info",
                 True,
             )
@@ -272,7 +321,7 @@ def _measure(
                 log(f"P18 Codex: {MODE_TEXT[mode]}, {pairs} alternated pairs")
                 _measure_mode(server, side, mode, pairs, root, warm=n == 0)
         finally:
-            for env in (side.none, side.ours):
+            for env in (side.none, side.ours, side.asynced):
                 end_codex_processes(env)
         return _rows(side, modes)
 

@@ -182,18 +182,13 @@ def _hooked(side: Side, kind: str) -> tuple[ClaudeEnv, PmuxHome]:
 
 def spooled_events(home: PmuxHome) -> collections.Counter[str]:
     """Once no hook script of ``home`` runs (async ones outlive the CLI): the events its spool
-    holds, counted; the spool is then emptied for the next run."""
-
-    def complete() -> collections.Counter[str] | None:
-        if _hook_scripts(home):
-            return None
-        return collections.Counter(
-            json.loads(e.payload_bytes or b"{}").get("hook_event_name", "?")
-            for e in hooks.read_spool(home)
-        )
-
-    got = wait_until(complete, 60, "the hooks of the run to finish")
-    hooks.remove_spool_entries(hooks.read_spool(home))
+    holds, counted (none with a hub up); the spool is then emptied for the next run."""
+    wait_until(lambda: not _hook_scripts(home), 60, "the hooks of the run to finish")
+    entries = hooks.read_spool(home)
+    got = collections.Counter(
+        json.loads(e.payload_bytes or b"{}").get("hook_event_name", "?") for e in entries
+    )
+    hooks.remove_spool_entries(entries)
     return got
 
 
