@@ -56,6 +56,11 @@ STEP_S = 1.5
 APPROVAL_WAIT_S = 10.0
 #: the rest after a turn, before the next prompt
 REST_S = 14.0
+#: the rest after the user acted (a decline, an interrupt, a prompt of their own): the
+#: script's next turn leaves them time to go on by hand
+USER_REST_S = 40.0
+#: how long a turn of the user's own thinks before it answers
+THINK_S = 6.0
 ESC_WAIT_S = 0.03
 PLACEHOLDER = "Ask Codex to do anything"
 
@@ -134,6 +139,10 @@ class SimCodex:
         return body
 
     def _fire(self, event: str, **fields: Any) -> None:
+        # The screen first: the TUI shows what a key did while its hooks run (a row that
+        # turned idle by an Interrupt hook is then answered against the screen it shows),
+        # but for PermissionRequest, which Codex fires before it draws the approval.
+        self._draw()
         self.hooks.fire(self._payload(event, **fields))
 
     def _record(self, kind: str, payload: dict[str, Any]) -> None:
@@ -201,8 +210,8 @@ class SimCodex:
         self._show(f"• {text}", "", f"  Worked for {self._worked()}", "")
         self._record("event_msg", {"type": "task_complete", "turn_id": self.turn_id,
                                    "last_agent_message": text})  # fmt: skip
-        self._fire("Stop", stop_hook_active=False, last_assistant_message=text)
         self.state = "idle"
+        self._fire("Stop", stop_hook_active=False, last_assistant_message=text)
 
     def interrupt(self) -> None:
         """Esc during a turn, or an approval declined: Interrupt, no Stop."""
@@ -210,10 +219,10 @@ class SimCodex:
         self._show("■ Conversation interrupted - use /feedback if something went wrong", "")
         self._record("event_msg", {"type": "turn_aborted", "turn_id": self.turn_id,
                                    "reason": "interrupted"})  # fmt: skip
-        self._fire("Interrupt")
         self.state = "idle"
         self.steps = []
-        self.deadline = time.monotonic() + REST_S / self.speed
+        self._fire("Interrupt")
+        self.deadline = time.monotonic() + USER_REST_S / self.speed
 
     def _worked(self) -> str:
         took = time.monotonic() - self.turn_started
@@ -224,7 +233,9 @@ class SimCodex:
     def _plan(self, prompt: str | None = None) -> None:
         """The next turn's steps (a prompt typed by the user: a short turn)."""
         if prompt is not None:
-            self.steps = [("prompt", prompt), ("tool", "ls"), ("answer", "Done: see above.")]
+            # then a rest, as after the script's own turns: the user reads the answer
+            self.steps = [("prompt", prompt), ("tool", "ls"), ("think", None),
+                          ("answer", "Done: see above."), ("user-rest", None)]  # fmt: skip
             return
         text, tools, escalated, answer = TURNS[self.turn % len(TURNS)]
         self.turn += 1
@@ -256,6 +267,10 @@ class SimCodex:
             self.answer(arg)
         elif kind == "rest":
             pause = REST_S
+        elif kind == "user-rest":
+            pause = USER_REST_S
+        elif kind == "think":  # a while busy with no tool (time to press Esc)
+            pause = THINK_S
         self.deadline = time.monotonic() + pause / self.speed
 
     # ------------------------------------------------------------------ keys
