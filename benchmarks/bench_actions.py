@@ -145,8 +145,8 @@ def _state(
         raise
 
 
-def _measure(quick: bool = False) -> list[Row]:
-    n = 3 if quick else 20
+def _measure(quick: bool = False, rounds: int | None = None) -> list[Row]:
+    n = rounds or (3 if quick else 20)
     try:
         cli = ensure_cli()
     except CliUnavailable as exc:
@@ -211,8 +211,11 @@ def _measure(quick: bool = False) -> list[Row]:
     return rows
 
 
-def main(quick: bool = False) -> list[Row]:
-    return rows_or_failure(_measure, quick, "P12 action → CLI reacted", "<= 300 ms")
+def main(quick: bool = False, rounds: int | None = None) -> list[Row]:
+    """P12 rows; ``rounds``: actions of each kind (default 20, ``quick`` 3)."""
+    return rows_or_failure(
+        lambda q: _measure(q, rounds), quick, "P12 action → CLI reacted", "<= 300 ms"
+    )
 
 
 if __name__ == "__main__":

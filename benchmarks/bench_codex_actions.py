@@ -72,8 +72,8 @@ def _state(hub: Hub, sid: str, state: State, tc: TmuxCodex, timeout: float = 60.
         raise
 
 
-def _measure(quick: bool = False) -> list[Row]:
-    n = 3 if quick else 20
+def _measure(quick: bool = False, rounds: int | None = None) -> list[Row]:
+    n = rounds or (3 if quick else 20)
     try:
         cli = ensure_codex(CODEX_VERSION)
     except CliUnavailable as exc:
@@ -167,10 +167,14 @@ def _side_by_side(codex: list[Row], claude: list[Row]) -> list[Row]:
     return [("P12 Codex / Claude p95, same run", ", ".join(ratios) or "n/a", "info", True)]
 
 
-def main(quick: bool = False, claude: bool = False) -> list[Row]:
-    rows = rows_or_failure(_measure, quick, "P12 Codex action → CLI reacted", "<= 300 ms")
+def main(quick: bool = False, claude: bool = False, rounds: int | None = None) -> list[Row]:
+    """P12 Codex rows; ``claude``: Claude's right after, and the ratios; ``rounds``: actions
+    of each kind (default 20, ``quick`` 3), for both."""
+    rows = rows_or_failure(
+        lambda q: _measure(q, rounds), quick, "P12 Codex action → CLI reacted", "<= 300 ms"
+    )
     if claude:
-        theirs = bench_actions.main(quick)
+        theirs = bench_actions.main(quick, rounds)
         rows = rows + theirs + _side_by_side(rows, theirs)
     return rows
 
@@ -179,7 +183,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_codex_actions")
     parser.add_argument("--quick", action="store_true", help="short smoke run")
     parser.add_argument("--claude", action="store_true", help="Claude's P12 after, same run")
+    parser.add_argument("--rounds", type=int, default=0, help="actions of each kind")
     args = parser.parse_args()
-    found = main(args.quick, args.claude)
+    found = main(args.quick, args.claude, args.rounds or None)
     print_table(found)
     sys.exit(0 if all(row[3] for row in found) else 1)
