@@ -32,6 +32,19 @@ export const AGENT_NAMES = {
   "codex": "Codex"
 } as const;
 
+/** What a new session of each agent can be started with (core/agents.py FACTS): the
+ * background (``claude --bg``), a permission mode on its command line. */
+export const AGENT_CAN = {
+  "claude": {
+    "background": true,
+    "mode": true
+  },
+  "codex": {
+    "background": false,
+    "mode": false
+  }
+} as const;
+
 export interface Counts {
   idle: number;
   busy: number;

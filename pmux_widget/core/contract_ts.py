@@ -12,7 +12,7 @@ import sys
 import types
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pmux_widget.core.agents import AGENTS, DEFAULT_AGENT
+from pmux_widget.core.agents import AGENTS, DEFAULT_AGENT, FACTS
 from pmux_widget.core.contract import (
     COUNT_KEYS,
     NEED_YOU_STATES,
@@ -214,6 +214,18 @@ def typescript() -> str:
         f" * of another agent than {DEFAULT_AGENT!r} carries a mark with its name. */\n"
         f'export const DEFAULT_AGENT = "{DEFAULT_AGENT}";\n'
         f"export const AGENT_NAMES = {names} as const;\n"
+    )
+    can = {
+        agent: {
+            "background": FACTS[agent].background_sessions,
+            "mode": FACTS[agent].permission_modes,
+        }
+        for agent in AGENTS
+    }
+    parts.append(
+        "/** What a new session of each agent can be started with (core/agents.py FACTS): the\n"
+        " * background (``claude --bg``), a permission mode on its command line. */\n"
+        f"export const AGENT_CAN = {json.dumps(can, indent=2)} as const;\n"
     )
     for name, typed_dict in _TYPES:
         parts.append(_interface(name, typed_dict))

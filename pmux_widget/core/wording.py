@@ -326,7 +326,8 @@ def title_prefix(n: int) -> str:
 # browser gets them through js/src/contract.gen.ts). Claude's rows carry none: most rows are
 # Claude's, and a mark on every row would tell nothing.
 
-#: What each agent is called where a session's agent is said.
+#: What each agent is called beside a session or a count ("Claude: busy", "Codex sessions: 1
+#: running"): the short name; a sentence about the program says FACTS' title ("Claude Code").
 AGENT_NAMES: Mapping[Agent, str] = {"claude": "Claude", "codex": "Codex"}
 
 

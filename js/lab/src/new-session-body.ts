@@ -1,8 +1,10 @@
 // What the panel's "New session" form posts (pmux/api/sessions/new, DESIGN.md), from its
 // fields: pure, so vitest checks it (new-session.ts holds the form). Codex (issue 36) takes
 // no permission mode (its config holds its own) and has no background sessions: the server
-// refuses both for it (system/launch.py: check_request), so the form never sends them.
+// refuses both for it (system/launch.py: check_request, from the same facts), so the form
+// never sends them.
 import type { Agent } from "../../src/agents";
+import { AGENT_CAN } from "../../src/types";
 
 export interface NewSessionFields {
   agent: Agent;
@@ -13,9 +15,10 @@ export interface NewSessionFields {
   where: "terminal" | "tmux" | "background";
 }
 
-/** Whether `agent` can run in the background, and take a permission mode, here. */
+/** Whether `agent` can run in the background, and take a permission mode (the kernel's
+ * facts, core/agents.py, through the contract). */
 export function agentCan(agent: Agent): { background: boolean; mode: boolean } {
-  return agent === "claude" ? { background: true, mode: true } : { background: false, mode: false };
+  return AGENT_CAN[agent];
 }
 
 /** The request's body: `agent` only for another agent than Claude (a server from before
