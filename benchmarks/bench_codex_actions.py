@@ -30,8 +30,8 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import bench_actions
-from benchmarks._util import Row, log, percentile, print_table, rows_or_failure, wait_until
-from benchmarks.bench_actions import BUDGET_MS, READ_S, KeyClock, Watch, _one
+from benchmarks._util import Row, log, print_table, rows_or_failure, wait_until
+from benchmarks.bench_actions import READ_S, KeyClock, Watch, _one, p12_rows
 from pmux_widget import hooks
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import CliUnavailable
@@ -136,19 +136,7 @@ def _measure(quick: bool = False, rounds: int | None = None) -> list[Row]:
 
 
 def codex_rows(samples: dict[str, list[tuple[float, float]]]) -> list[Row]:
-    rows: list[Row] = []
-    for kind, pairs in samples.items():
-        p95 = percentile([total for total, _ in pairs], 95)
-        ours = percentile([mine for _, mine in pairs], 95)
-        rows.append(
-            (
-                f"P12 Codex {CODEX_VERSION} {kind} → TUI reacted, p95 ms (n={len(pairs)})",
-                f"{p95:.1f} (checks and typing before the decisive key: {ours:.1f})",
-                f"<= {BUDGET_MS:.0f}",
-                p95 <= BUDGET_MS,
-            )
-        )
-    return rows
+    return p12_rows(samples, f"P12 Codex {CODEX_VERSION} {{kind}} → TUI reacted")
 
 
 def _side_by_side(codex: list[Row], claude: list[Row]) -> list[Row]:

@@ -47,7 +47,7 @@ from typing import Any
 from pmux_widget.agents.claude.pidfiles import process_start_ticks
 
 from .scripts import SCRIPTS, user_turn
-from .sim_screen import dialog_rows, render, repaint, summary
+from .sim_screen import dialog_rows, render, repaint, screen_size, summary
 from .simulated import CLI_VERSION, InstalledHooks, SimSession
 
 __all__ = ["LiveSession", "SimClaude", "main"]
@@ -526,10 +526,7 @@ class SimClaude:
     def _draw(self) -> None:
         if not self.tty:
             return
-        try:
-            width, height = os.get_terminal_size(sys.stdout.fileno())
-        except OSError:
-            width, height = 160, 50
+        width, height = screen_size((160, 50))
         lines = render(self.session, self.typed, self.selected, width, height)
         if lines == self._drawn:
             return

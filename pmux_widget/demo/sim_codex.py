@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .hook_runner import InstalledHooks
-from .sim_screen import repaint
+from .sim_screen import repaint, screen_size
 
 __all__ = ["SimCodex", "main"]
 
@@ -362,10 +362,7 @@ class SimCodex:
     def _draw(self) -> None:
         if not self.tty:
             return
-        try:
-            width, height = os.get_terminal_size(sys.stdout.fileno())
-        except OSError:
-            width, height = 120, 40
+        width, height = screen_size((120, 40))
         lines = self._screen(width, height)
         if lines == self._drawn:
             return

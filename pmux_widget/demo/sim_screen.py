@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from .simulated import CLI_VERSION
 
-__all__ = ["Shown", "dialog_rows", "render", "repaint", "summary"]
+__all__ = ["Shown", "dialog_rows", "render", "repaint", "screen_size", "summary"]
 
 
 class Shown(Protocol):
@@ -168,6 +168,15 @@ def render(s: Shown, typed: str, selected: int, width: int, height: int) -> list
     body = s.lines[-room:] if room else []
     lines = [*header, *body, "", *panel]
     return [line[: max(1, width - 1)] for line in lines][:height]
+
+
+def screen_size(default: tuple[int, int]) -> tuple[int, int]:
+    """The terminal's (columns, rows), ``default`` when stdout is no terminal."""
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except OSError:
+        return default
+    return size.columns, size.lines
 
 
 def repaint(lines: list[str]) -> None:
