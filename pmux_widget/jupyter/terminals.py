@@ -46,6 +46,12 @@ POLL_MS = 500
 WRITE_TIMEOUT_S = 5.0
 
 
+#: How long an action waits for a terminal to repaint its screen after the resize that asks
+#: it to (a rare path: the screen was not followed from its start). 2 s was too short for
+#: Claude Code 2.1.197 at load ~13 (a CI run refused an approve: "did not repaint it").
+REPAINT_WAIT_S = 6.0
+
+
 class TerminalsUnavailable(Exception):
     """The server has no terminals (disabled, or terminado missing): ``reason`` says which."""
 
@@ -98,7 +104,7 @@ class Terminal:
     def screen_text(self) -> str:
         if not self.screen.trusted and not self.screen.closed:
             self.owner.redraw(self)
-            self.screen.wait_trusted(2.0)
+            self.screen.wait_trusted(REPAINT_WAIT_S)
         return self.screen.text()
 
     def write(self, data: str) -> None:

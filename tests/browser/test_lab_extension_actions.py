@@ -77,7 +77,13 @@ def test_approve_by_the_panel_and_deny_by_the_palette(
     # Approve, by a click on the panel's row: the command runs, the turn ends in review.
     _to_dialog(lab, cli, sid)
     row = lab.row(sid, within=PANEL)
-    assert "asks to run" in str(row.locator(".pmux-primary").inner_text())
+    # the CLI's "permission prompt" Notification may reach the hub before PermissionRequest's
+    # script (a loaded CI run): the row then says what is asked a moment later
+    wait_until(
+        lambda: "asks to run" in str(row.locator(".pmux-primary").inner_text()),
+        30,
+        what=lambda: f"the row to say what is asked: {row.locator('.pmux-primary').inner_text()!r}",
+    )
     row.scroll_into_view_if_needed()
     row.locator("button.pmux-act--approve").click()
     lab.wait_state(sid, "review", within=PANEL, timeout=45)

@@ -573,8 +573,16 @@ def test_escape_before_the_first_token(tracked_claude: Tracked, timings: Timings
     tc = tr.tc
     sid = tc.session_id()
     assert sid is not None
+    before_submit = len(tr.env.hook_events())
     submit_busy(tr, timings, sid, "think it over first", "Enter → busy (slow start)")
     tc.wait_status("busy", 10)
+    # the recorder's copy of UserPromptSubmit may land after the hub's (its script is slower
+    # on a loaded machine: a CI run counted it as Esc's once)
+    wait_until(
+        lambda: "UserPromptSubmit" in tr.env.hook_events()[before_submit:],
+        15,
+        what=lambda: f"the recorded UserPromptSubmit: {tr.env.hook_events()}",
+    )
     hooks_before = len(tr.env.hook_events())
     t_esc, s = interrupt(tr, timings, sid, "Escape", "Esc before the first token", ("pid:idle",))
     assert tr.env.hook_events()[hooks_before:] == []  # nothing but the PID file tells
