@@ -113,7 +113,16 @@ def one_run(tmp: Path, http: Recorder, n: int) -> None:
     try:
         server.start()
         hooks = Hooks(server)
-        wait_until(lambda: len(server.runtime_files()) == 2, 60, what="two hubs")
+        # a deadline for two starts on a loaded machine (run ~70 of 100 took over 60 s at
+        # load ~15): the failure says which hub is missing, with serve's log
+        wait_until(
+            lambda: len(server.runtime_files()) == 2,
+            180,
+            what=lambda: (
+                f"run {n}: two hubs; running: {server.runtime_files()}; serve's log: "
+                f"{(tmp / 'serve.log').read_text(errors='replace')[-2000:]}"
+            ),
+        )
         hooks.fire("UserPromptSubmit", sid, prompt="run the tests")
         for path in (first, second)[n % 2 :]:
             _cli(env, "notify", "add", f"json://127.0.0.1:{http.port}{path}")
