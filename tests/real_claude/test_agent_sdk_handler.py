@@ -25,8 +25,11 @@ import pmux_widget
 from pmux_widget.core.model import State
 from pmux_widget.core.wording import non_interactive
 from pmux_widget.notebook import api
+from pmux_widget.notify.answers import AnswerTokens
 from pmux_widget.runtime import decisions
+from pmux_widget.runtime.action_request import answer_from
 from pmux_widget.runtime.actions import ActionError, act, dialog_token
+from pmux_widget.system.clock import now_ms
 
 from ..helpers import wait_until
 from .sdk_runs import SdkRun, sdk_options
@@ -728,3 +731,42 @@ def test_a_kernel_restarted_while_its_call_waits_in_the_server_leaves_no_dialog(
         requests.delete(
             jupyter.url(f"api/kernels/{kernel_id}"), headers=jupyter.headers(), timeout=30
         )
+
+
+def test_a_phones_notification_answers_the_waiting_call_once(sdk_env, own_hub):
+    """The phone's path (issue 35 part 1): a notification's single-use token, bound to this
+    dialog, redeemed by its Allow once: the waiting call is allowed, nothing typed anywhere;
+    replayed, it is refused and reaches nothing."""
+    env, _ = sdk_env
+    run = SdkRun(
+        "please run the command", sdk_options(env, can_use_tool=pmux_widget.can_use_tool)
+    ).start()
+    sid, pending = _waiting(own_hub, run)
+    tokens = AnswerTokens(own_hub.home.root / "notify.db")
+    try:
+        token = tokens.issue(own_hub.host_name, own_hub.fleet[sid], now_ms())
+
+        def redeem() -> Any:
+            return tokens.answer(
+                token,
+                "approve",
+                host=own_hub.host_name,
+                device="phone (test)",
+                session_of=own_hub.fleet.get,
+                act=answer_from(own_hub, "phone (test)", own_hub.record_action),
+                now=now_ms(),
+            )
+
+        result = redeem()
+        assert (result.status, result.reason) == (202, "answered"), result
+        run.wait(60)
+        assert run.error is None and run.result.permission_denials == []
+        assert len(list(env.cwd.glob("sim-*.txt"))) == 1, "the approved touch ran once"
+        assert pending.future.done() and own_hub.decisions.waiting(sid) is None
+        replay = redeem()
+        assert (replay.status, replay.reason) == (409, "already used"), replay
+        assert len(list(env.cwd.glob("sim-*.txt"))) == 1
+        sources = [t.source for t in own_hub.history(sid)]
+        assert "action:approve@phone (test) (notification)" in sources, sources
+    finally:
+        tokens.close()
