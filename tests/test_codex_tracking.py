@@ -24,7 +24,10 @@ class Run:
         self.fleet: dict[str, Session] = {}
         self.now = 100_000
 
-    def hook(self, event: str, agent: str | None = "codex", **fields: Any) -> Session:
+    def hook(
+        self, event: str, agent: str | None = "codex", sent: int | None = None, **fields: Any
+    ) -> Session:
+        """``sent``: the hook's send time when it is not now (an async hook that lagged)."""
         self.now += 10
         payload = {
             "session_id": SID,
@@ -36,7 +39,9 @@ class Run:
             **fields,
         }
         pane = payload.pop("pane", "%0")
-        signal = s.parse_hook(payload, at=self.now, pane=pane, agent=agent)
+        signal = s.parse_hook(
+            payload, at=self.now if sent is None else sent, pane=pane, agent=agent
+        )
         assert not isinstance(signal, s.Invalid), signal
         self.fleet = reduce(self.fleet, signal, self.now).sessions
         return self.fleet[SID]
@@ -128,3 +133,28 @@ def test_the_facts_hold_for_every_agent() -> None:
     assert set(FACTS) == {"claude", "codex"}
     assert Session.from_record({"session_id": SID, "agent": "nope"}).agent == "claude"
     assert Session.from_record({"session_id": SID, "agent": "codex"}).agent == "codex"
+
+
+def test_a_lagging_async_post_tool_use_moves_nothing() -> None:
+    """Our PostToolUse is async for Codex (P18): its script may reach the hub after the next
+    dialog's PermissionRequest or the turn's Stop. Sent before what decided the state, it
+    neither ends that dialog's wait nor brings a finished turn back to busy."""
+    run = Run()
+    run.hook("SessionStart", source="startup")
+    run.hook("UserPromptSubmit", prompt="two commands")
+    first = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+    sent_first = run.now + 5  # the first call's PostToolUse, sent, still on its way
+    second = {"tool_name": "Bash", "tool_input": {"command": "touch b.txt"}}
+    asked = run.hook("PermissionRequest", **second)
+    assert asked.state is State.NEEDS_INPUT
+    late = run.hook("PostToolUse", sent=sent_first, tool_use_id="call_1", tool_response="", **first)
+    assert late.state is State.NEEDS_INPUT and late.state_since == asked.state_since
+    answered = run.hook("PostToolUse", tool_use_id="call_2", tool_response="", **second)
+    assert answered.state is State.BUSY
+    sent_third = run.now + 5
+    done = run.hook("Stop", stop_hook_active=False, last_assistant_message="Done.")
+    assert done.state is State.REVIEW
+    after = run.hook(
+        "PostToolUse", sent=sent_third, tool_use_id="call_3", tool_response="", **first
+    )
+    assert after.state is State.REVIEW and after.state_since == done.state_since
