@@ -445,7 +445,13 @@ def test_new_session_form_starts_a_codex_session(
     assert row is not None
     shown = page.page.locator(f'{PANEL} li.pmux-row[data-session-id="{row["session_id"]}"]')
     shown.wait_for(state="visible", timeout=20_000)
-    assert shown.locator(".pmux-agent").inner_text() == "Codex"
+    # the row may be drawn from a patch before the one that names its agent (a sharded run)
+    mark = shown.locator(".pmux-agent")
+    wait_until(
+        lambda: mark.count() and mark.inner_text() == "Codex",
+        20,
+        what=lambda: f"the row's Codex mark: {shown.inner_text()!r}",
+    )
     form.get_by_label("Agent").select_option("claude")  # back: Claude's fields are on again
     assert form.get_by_label("Permission mode").is_enabled()
     page.server.api("DELETE", f"/api/terminals/{name}")
