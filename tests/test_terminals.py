@@ -381,6 +381,16 @@ exec sleep 600
 """
 
 
+def _terminals_seen(lab: LabServer, session: Any) -> str:
+    """What a failure to clear a terminal needs: the server's own terminals, the published
+    file, and whether the session's process still runs (each step of the path)."""
+    listed = lab.get("api/terminals").json()
+    files = {p.name: p.read_text() for p in (lab.pmux.root / "terminals").glob("*.json")}
+    pid = session.pid if session is not None else None
+    alive = pid is not None and psutil.pid_exists(pid)
+    return f"server's terminals {listed}; published {files}; pid {pid} alive: {alive}"
+
+
 def test_a_sessions_terminal_is_set_at_once_and_cleared_when_it_closes(tmp_path: Path) -> None:
     from pmux_widget.runtime.assemble import make_hub
 
@@ -422,7 +432,10 @@ def test_a_sessions_terminal_is_set_at_once_and_cleared_when_it_closes(tmp_path:
         wait_until(
             lambda: everywhere(None),
             60,
-            what=lambda: f"the terminal cleared in both: {shown('server')}, {shown('kernel')}",
+            what=lambda: (
+                f"the terminal cleared in both: {shown('server')}, {shown('kernel')}; "
+                f"{_terminals_seen(lab, kernel_hub.fleet.get(sid))}"
+            ),
         )
     finally:
         kernel_hub.stop()

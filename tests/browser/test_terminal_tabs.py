@@ -319,7 +319,10 @@ def test_a_terminal_tab_carries_its_sessions_dot_and_open_terminal_goes_there(
     wait_until(
         lambda: not (row() or {}).get("terminal"),
         90,
-        what=lambda: f"the session's terminal cleared: {row()}",
+        what=lambda: (
+            f"the session's terminal cleared: {row()}; the server's terminals: "
+            f"{page.server.api('GET', '/api/terminals')[1]}"
+        ),
     )
 
 

@@ -92,7 +92,7 @@ def test_attach_without_the_labextension_opens_a_tmux_window(
 
         def dialog() -> str | None:
             shown = parse_screen(_tmux(folder, "capture-pane", "-p", "-t", "pmux-attach:0"))
-            return shown.dialog
+            return shown.dialog.title if shown.dialog else None
 
         wait_until(lambda: dialog() == "Bash command", 60, what="the dialog in the window")
 

@@ -331,10 +331,14 @@ def test_a_killed_waiter_leaves_no_call_and_no_dialog(sdk_env, own_hub):
         wait_until(lambda: own_hub.fleet[sid].state is State.NEEDS_INPUT, 15, what="needs-input")
         os.kill(kernel.pid, signal.SIGKILL)
         kernel.wait(10)
+        # dropping cancels the call, then removes its file (a step later, on another thread)
         wait_until(
-            lambda: own_hub.decisions.waiting(sid) is None, 10, what="the call to be dropped"
+            lambda: (
+                own_hub.decisions.waiting(sid) is None and not _published(pmux_home, sid).exists()
+            ),
+            10,
+            what="the call to be dropped and its published file removed",
         )
-        assert not _published(pmux_home, sid).exists()
         # the CLI (its stdin gone) exits: the row ends, no dialog left
         wait_until(
             lambda: own_hub.fleet[sid].ended or own_hub.fleet[sid].state is not State.NEEDS_INPUT,

@@ -134,7 +134,7 @@ def test_attach_opens_one_window_showing_the_dialog(
 
     def dialog() -> str | None:
         shown = parse_screen(tmux.run("capture-pane", "-p", "-t", window.target))
-        return shown.dialog
+        return shown.dialog.title if shown.dialog is not None else None
 
     wait_until(
         lambda: dialog() == "Bash command",
@@ -165,7 +165,7 @@ def test_attach_opens_one_window_showing_the_dialog(
 
     def in_place() -> str | None:
         shown = parse_screen(tmux.run("capture-pane", "-p", "-t", "pmux-attach:2"))
-        return shown.dialog
+        return shown.dialog.title if shown.dialog is not None else None
 
     wait_until(
         lambda: in_place() == "Bash command",
