@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pmux_widget.agents.codex.screen import Screen, parse_screen
+from pmux_widget.agents.codex.screen import Screen, composer_holds, parse_screen
 
 SCREENS = Path(__file__).parent / "fixtures" / "codex_screens"
 
@@ -105,3 +105,26 @@ def test_an_answer_longer_than_the_screen_keeps_its_prompt_above_it() -> None:
     # recorded (0.171.0, a 60-line answer in a 40-line pane): the prompt stays at the top,
     # the answer's last lines right under it, with no blank line between
     assert screen("long_answer").sent == "please LONG now"
+
+
+@pytest.mark.parametrize(
+    ("name", "composer"),
+    [
+        ("pasted_lines", "line one\nline two\nline three"),  # each line of the paste
+        ("pasted_long", "[Pasted Content 1204 chars]"),  # Codex's placeholder
+    ],
+)
+def test_a_composer_holding_a_paste(name: str, composer: str) -> None:
+    assert screen(name).prompt_text == composer
+
+
+def test_what_a_paste_shows_is_recognised_and_nothing_else() -> None:
+    wrapped = "please " + "x" * 300 + " END"
+    assert composer_holds(screen("pasted_wrapped").prompt_text, wrapped)  # wrapped over lines
+    assert composer_holds(screen("pasted_long").prompt_text, "y" * 1200 + " END")
+    assert not composer_holds(screen("pasted_long").prompt_text, "y" * 1201 + " END")
+    assert composer_holds(screen("pasted_lines").prompt_text, "line one\nline two\nline three")
+    assert not composer_holds(screen("pasted_lines").prompt_text, "line one\nline four")
+    assert not composer_holds(screen("empty").prompt_text, "some text")
+    assert not composer_holds(None, "some text")
+    assert not composer_holds("", "   ")  # nothing to look for is never shown

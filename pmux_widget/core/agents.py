@@ -40,6 +40,9 @@ class AgentFacts:
     interrupt_events: frozenset[str] = frozenset()
     #: its transcript is Claude Code's JSONL (Codex's rollout is read by its own reader)
     claude_transcript: bool = True
+    #: a prompt sent to it may hold line breaks (Codex takes the text as a bracketed paste;
+    #: Claude Code's prompt box would submit at the first one)
+    multi_line_prompts: bool = False
 
 
 FACTS: dict[Agent, AgentFacts] = {
@@ -54,6 +57,7 @@ FACTS: dict[Agent, AgentFacts] = {
         question_tools=frozenset({"request_user_input"}),
         interrupt_events=frozenset({"Interrupt"}),
         claude_transcript=False,
+        multi_line_prompts=True,
     ),
 }
 

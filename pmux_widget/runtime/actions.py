@@ -45,7 +45,7 @@ from pmux_widget.agents.claude.screen import (
     last_lines,
     parse_screen,
 )
-from pmux_widget.core.agents import FACTS
+from pmux_widget.core.agents import FACTS, AgentFacts
 from pmux_widget.core.model import ACTION_NAMES, ActionName, Session, State
 from pmux_widget.core.signals import Invalid
 from pmux_widget.system import keys
@@ -162,7 +162,7 @@ def act(
     if decided is not None:
         return decided
     if name == "send":
-        text = _check_text(text)
+        text = _check_text(text, FACTS[session.agent])
     if session.state not in _ALLOWED[name]:
         raise ActionError(_wrong_state(name, session))
     if token is not None and token != dialog_token(session):
@@ -318,12 +318,16 @@ def _read_background(view: SessionsView, worker: background_actions.Worker) -> s
 # ---------------------------------------------------------------------------- checks
 
 
-def _check_text(text: str | None) -> str:
+def _check_text(text: str | None, facts: AgentFacts) -> str:
     if text is None or not text.strip():
         raise ActionError("send needs a prompt text")
-    if "\n" in text or "\r" in text:
-        raise ActionError("the prompt has a line break: Claude's prompt box would submit at it")
-    if any(ord(ch) < 32 for ch in text):
+    if facts.multi_line_prompts:
+        text = text.replace("\r\n", "\n")
+    elif "\n" in text or "\r" in text:
+        raise ActionError(
+            f"the prompt has a line break: {facts.title}'s prompt box would submit at it"
+        )
+    if any(ord(ch) < 32 and ch != "\n" for ch in text):
         raise ActionError("the prompt has control characters")
     if len(text) > MAX_TEXT:
         raise ActionError(f"the prompt is longer than {MAX_TEXT} characters")

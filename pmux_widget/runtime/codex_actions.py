@@ -9,18 +9,19 @@
 * Its screen (``agents/codex/screen.py``): approve and deny answer an approval dialog, by the
   choice's label with the key the dialog prints for it (``y``; ``esc`` for "No, and tell Codex
   what to do differently"); interrupt needs a running turn or a dialog (Esc); send an empty
-  composer, then the text, then — once the composer shows it and Codex's paste-burst window
-  has passed — Enter in a call of its own (an Enter with the text is taken as part of a paste
-  and stays in the composer).
+  composer, then the text as a bracketed paste (as a terminal pastes it: Codex turns the mode
+  on), then — once the composer shows it — Enter in a call of its own. Typed keys would not
+  do: Codex takes an Enter that follows typed text within its paste-burst window (~0.4 s) for
+  part of a paste and leaves it in the composer (recorded: 0 of 8 submitted), while after a
+  bracketed paste an Enter at once submits (8 of 8, ~50 ms).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from pmux_widget.agents.codex.screen import Screen, parse_screen
+from pmux_widget.agents.codex.screen import Screen, composer_holds, parse_screen
 from pmux_widget.agents.codex.screen_proof import screen_shows
 from pmux_widget.agents.codex.tui import shown_by
 from pmux_widget.core.model import ActionName, Session, State
@@ -33,11 +34,11 @@ from .action_outcome import ActionError, ActionResult
 from .answering import Order
 from .pane_screen import holder_of, in_another_server, screen_showing, shown_dialog
 
-__all__ = ["PASTE_WINDOW_S", "deliver", "pane_of", "read_screen"]
+__all__ = ["PASTE_END", "PASTE_START", "deliver", "pane_of", "read_screen"]
 
-#: Codex takes keys that follow typed text within this window for one paste (recorded: an
-#: Enter 0 s after the text stayed in the composer; 0.3-0.5 s later it submitted).
-PASTE_WINDOW_S = 0.4
+#: Bracketed paste's frame (xterm's mode 2004, which Codex's TUI turns on).
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
 #: How long the screen may take to catch up with the state (a PermissionRequest comes
 #: ~0.2 s before its dialog is drawn), or to echo typed text.
 SCREEN_GRACE_S = 2.0
@@ -174,19 +175,12 @@ def _send(
         raise ActionError(
             f"{session.name}: its composer holds unsent text ({screen.prompt_text[:40]!r})"
         )
-    keys.send_keys(pane, text, literal=True)
-    typed_at = time.monotonic()
-    tail = text.strip()[-20:]
-    echoed = _screen(pane, lambda s: s.prompt_text is not None and tail in s.prompt_text)
-    if echoed.prompt_text is None or tail not in echoed.prompt_text:
+    keys.send_keys(pane, f"{PASTE_START}{text}{PASTE_END}", literal=True)
+    echoed = _screen(pane, lambda s: composer_holds(s.prompt_text, text))
+    if not composer_holds(echoed.prompt_text, text):
         raise ActionError(
-            f"{session.name}: the typed prompt did not appear in its composer; pressed no Enter"
+            f"{session.name}: the pasted prompt did not appear in its composer; pressed no Enter"
         )
-    # The echo comes at once; the paste-burst window shows nothing on screen: it is waited
-    # out from the moment the text was typed.
-    left = PASTE_WINDOW_S - (time.monotonic() - typed_at)
-    if left > 0:
-        time.sleep(left)
     deciding()
     keys.send_keys(pane, "Enter")
     return ActionResult(

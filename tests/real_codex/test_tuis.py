@@ -9,9 +9,11 @@ import json
 
 import pytest
 
+from pmux_widget.agents.codex.screen_proof import same_text
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import APPROVAL, QUESTION, TmuxCodex
+from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.demo.scripted_responses import HELLO, ScriptedResponses
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.boot import recovery_signal
@@ -82,6 +84,41 @@ def test_two_tuis_each_row_in_its_own_pane(hub: Hub, tmux_codex: TmuxCodex) -> N
     assert stopped.keys == ("Escape",)
     wait_until(lambda: _state(hub, first, State.IDLE), 60, what="idle after interrupt")
     assert HELLO in tc.screen(second)  # the other pane untouched
+
+
+def _prompts(env: CodexEnv) -> list[str]:
+    return [
+        h["payload"].get("prompt", "")
+        for h in env.hooks()
+        if h["payload"].get("hook_event_name") == "UserPromptSubmit"
+    ]
+
+
+def test_a_multi_line_and_a_long_prompt_are_sent_whole(
+    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
+) -> None:
+    """send pastes the text (bracketed) and presses Enter at once: lines stay lines, and a
+    paste Codex shows as "[Pasted Content N chars]" is recognised and sent in full."""
+    tc = tmux_codex
+    tc.type_prompt("hello one")
+    row = wait_until(lambda: _state(hub, tc.pane, State.REVIEW), 60, what="the row in review")
+    for text in ["first line\nsecond line\nthird line", "word " * 250 + "END"]:
+        before = len(_prompts(codex_env))
+        act(hub, row.session_id, "send", text=text)
+        wait_until(lambda: _prompts(codex_env)[before:], 30, what="the prompt submitted")  # noqa: B023
+        assert _prompts(codex_env)[before:] == [text]
+        # the hub knows the new prompt (the proof of the next send compares the screen with it)
+        wait_until(
+            lambda sent=text: (
+                hub.fleet[row.session_id].state is State.REVIEW
+                and same_text(sent, hub.fleet[row.session_id].last_prompt)
+            ),
+            60,
+            what=lambda: f"review after the prompt: {hub.fleet[row.session_id].last_prompt!r}",
+        )
+    with pytest.raises(ActionError, match="control characters"):  # no end of the paste
+        act(hub, row.session_id, "send", text="no \x1b[201~ inside")
+    assert tc.screen().count("no ") == 0  # nothing typed
 
 
 def test_a_question_row_answered_by_label_and_its_end_with_the_tui(

@@ -34,7 +34,7 @@ from typing import Literal
 
 from pmux_widget.core.screen_text import dialog_fingerprint, screen_lines
 
-__all__ = ["PLACEHOLDERS", "Choice", "Dialog", "Screen", "parse_screen"]
+__all__ = ["PLACEHOLDERS", "Choice", "Dialog", "Screen", "composer_holds", "parse_screen"]
 
 #: The composer's placeholders (0.171.0 shows one of these when it is empty).
 PLACEHOLDERS: frozenset[str] = frozenset(
@@ -207,16 +207,37 @@ def _prompt_lines(lines: list[str]) -> list[int]:
 
 
 def _composer(lines: list[str]) -> str | None:
-    """The last ``›`` line, if only the footer (its two lines, or blank ones) follows it."""
+    """The last ``›`` line and the lines that go on from it (a multi-line or wrapped text,
+    up to the blank line above the footer; joined by newlines), if only the footer (its two
+    lines, or blank ones) follows."""
     prompts = _prompt_lines(lines)
     if not prompts:
         return None
     last = prompts[-1]
-    after = [ln for ln in lines[last + 1 :] if ln.strip()]
+    end = last + 1
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    after = [ln for ln in lines[end:] if ln.strip()]
     if len(after) > 3:
         return None
-    text = lines[last][len(_PROMPT) :].strip()
+    text = "\n".join(
+        [lines[last][len(_PROMPT) :].strip(), *(ln.strip() for ln in lines[last + 1 : end])]
+    ).strip()
     return "" if text in PLACEHOLDERS else text
+
+
+def composer_holds(composer: str | None, text: str) -> bool:
+    """Whether a composer (``Screen.prompt_text``) shows ``text`` pasted into it: its last
+    characters, line wraps and indents aside, or the placeholder Codex draws instead of a
+    long paste (recorded on 0.171.0: 904 characters shown as they are, 1204 as
+    ``[Pasted Content 1204 chars]``)."""
+    if composer is None:
+        return False
+    shown = "".join(composer.split())
+    if f"[PastedContent{len(text)}chars]" in shown:
+        return True
+    tail = "".join(text.split())[-20:]
+    return bool(tail) and tail in shown
 
 
 def _busy(lines: list[str], dialog: Dialog | None) -> bool:
