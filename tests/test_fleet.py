@@ -29,6 +29,7 @@ from pmux_widget.core.model import Session, State, count_states  # noqa: E402
 from pmux_widget.core.tracking import Tracking  # noqa: E402
 from pmux_widget.fleet.common import BUCKET, ensure_bucket, session_key  # noqa: E402
 from pmux_widget.fleet.publisher import publish_json  # noqa: E402
+from pmux_widget.runtime.action_outcome import ActionError  # noqa: E402
 from pmux_widget.runtime.hub import Hub  # noqa: E402
 
 from .helpers import get_sessions, post_hook, wait_until  # noqa: E402
@@ -444,6 +445,46 @@ def test_a_remote_action_reaches_the_right_host(broker, hubs, publishers, tmp_pa
     assert bad["code"] == 400
     with pytest.raises(nats.errors.NoRespondersError):
         fleet.request_action(broker.url, _name("nobody"), {"action": "approve"})
+
+
+def test_a_fleet_views_clicks_and_looks_reach_the_sessions_host(broker, hubs, publishers, tmp_path):
+    """A widget over the fleet acts on another host's row through that host's hub (its own
+    checks, its refusal shown on the row), and a look or a dismiss there ends its review."""
+    from pmux_widget.fleet.view import FleetView
+    from pmux_widget.notebook.widget import StatusWidget
+
+    host = _name("far")
+    hub = _new_hub(tmp_path, hubs, host)
+    publishers.append(fleet.start_publisher(hub, broker.url, host=host))
+    looked, dismissed = str(uuid.uuid4()), str(uuid.uuid4())
+    for sid in (looked, dismissed):
+        for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+            assert post_hook(hub.port, hub.token, hook(event, sid, source="startup")) == 204
+    with fleet.Subscriber(broker.url).start(timeout=10) as sub:
+        wait_until(lambda: all(_state(sub, host, s) == "review" for s in (looked, dismissed)), 10)
+        view = FleetView(sub)
+        widget = StatusWidget(view)  # type: ignore[arg-type]
+        sent: list[dict[str, Any]] = []
+        widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+
+        def result() -> dict[str, Any] | None:
+            return next((m for m in sent if m.get("type") == "action_result"), None)
+
+        widget._on_front_end_msg(widget, {"type": "action", "action": "approve",
+                                          "session_id": looked}, None)  # fmt: skip
+        answer = wait_until(result, 15, what="the action's result")
+        assert answer["ok"] is False and "no permission prompt" in answer["message"], answer
+        with pytest.raises(ActionError, match="no session") as unknown:
+            view.act(str(uuid.uuid4()), "approve")
+        assert unknown.value.unknown
+
+        widget._on_front_end_msg(widget, {"type": "seen", "session_id": looked}, None)
+        widget._on_front_end_msg(widget, {"type": "dismiss", "session_id": dismissed}, None)
+        wait_until(lambda: hub.fleet[looked].state is State.IDLE, 10, what="seen there")
+        assert hub.fleet[looked].source == "user:seen"
+        wait_until(lambda: hub.fleet[dismissed].state is State.IDLE, 10, what="dismissed there")
+        wait_until(lambda: view.fleet[looked].state is State.IDLE, 10, what="idle in the view")
+        view.close()
 
 
 def test_start_with_fleet_publishes_and_stop_says_goodbye(broker, tmp_path, subscriber):

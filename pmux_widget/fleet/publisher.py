@@ -79,6 +79,11 @@ def publish_json(session: Session, host: str, redact: bool = False) -> dict[str,
     return data
 
 
+#: What a view tells a host's hub besides actions: a look at a row (ends its review), and a
+#: dismiss (the ✓ button).
+LOOKS = frozenset({"seen", "dismiss"})
+
+
 def handle_action(
     request: dict[str, Any], host: str, hub: Hub | None = None
 ) -> tuple[int, dict[str, Any]]:
@@ -99,6 +104,15 @@ def handle_action(
         return 400, {"error": '"options" must be a list of labels', "host": host}
     if hub is None:
         return 409, {"error": "this host's hub is not running", "host": host}
+    if action in LOOKS:
+        # a look or a dismiss from another host's view: as from a page of this machine
+        if session_id not in hub.fleet:
+            return 404, {"error": f"no session {session_id}", "host": host}
+        if action == "seen":
+            hub.seen(session_id)
+        else:
+            hub.dismiss(session_id)
+        return 202, {"session_id": session_id, "action": action, "queued": False, "host": host}
     try:
         result = act(
             hub,

@@ -15,6 +15,7 @@ than now), so a host that died before we started is offline at once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import datetime
 import json
@@ -35,6 +36,7 @@ from .common import (
     DEFAULT_HEARTBEAT,
     HEARTBEAT_KEY,
     MISSED_BEATS,
+    actions_subject,
     close_quietly,
     connect,
     ensure_bucket,
@@ -121,6 +123,7 @@ class Subscriber:
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
+        self._nc: Client | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -156,6 +159,30 @@ class Subscriber:
                 loop.call_soon_threadsafe(stop.set)
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def request(
+        self, host: str, request: dict[str, Any], timeout: float = 5.0
+    ) -> concurrent.futures.Future[dict[str, Any]]:
+        """Send ``request`` to ``host``'s hub on ``pmux.<host>.actions`` over this subscriber's
+        connection (any thread); the future holds its answer (``{"code": ..., ...}``), or
+        raises ``nats.errors.NoRespondersError`` (that hub is not connected), a timeout, or
+        ``ConnectionError`` (this subscriber is not connected)."""
+        loop, nc = self._loop, self._nc
+        if loop is None or nc is None or loop.is_closed():
+            failed: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+            failed.set_exception(ConnectionError(f"not connected to the fleet at {self.url}"))
+            return failed
+
+        async def ask() -> dict[str, Any]:
+            reply = await nc.request(
+                actions_subject(host), json.dumps(request).encode(), timeout=timeout
+            )
+            answer = json.loads(reply.data)
+            if not isinstance(answer, dict):
+                raise ValueError(f"host {host!r} answered with something other than an object")
+            return answer
+
+        return asyncio.run_coroutine_threadsafe(ask(), loop)
 
     def __enter__(self) -> Subscriber:
         return self
@@ -258,7 +285,7 @@ class Subscriber:
             if not connecting.done():
                 connecting.cancel()
                 return
-            nc = connecting.result()
+            nc = self._nc = connecting.result()
             while not self._stop.is_set():
                 restart.clear()
                 watching = asyncio.ensure_future(self._watch(nc))

@@ -15,16 +15,21 @@ tracker uses, so a fleet widget notifies as a local one does.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import os
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import nats.errors
+
 from pmux_widget.agents.claude.paths import ClaudeHome
-from pmux_widget.core.model import Change, Notification, Session, State
+from pmux_widget.core.model import ActionName, Change, Notification, Session, State
 from pmux_widget.core.wording import notification_text
+from pmux_widget.runtime.action_outcome import ActionError, ActionResult
 from pmux_widget.system.home import PmuxHome
 
 from .subscriber import Subscriber, is_ended
@@ -56,6 +61,25 @@ def fleet_notification(before: Session | None, after: Session) -> Notification |
     if after.host:  # which machine: two hosts may run sessions of the same name
         title = f"{after.host}: {title}"
     return Notification(after.session_id, after.state, title, body, after.state_since)
+
+
+#: How long an action on another host waits for that host's answer (its checks read the
+#: screen: about a second at most on a loaded machine).
+ACT_TIMEOUT_S = 10.0
+
+log = logging.getLogger(__name__)
+
+
+def _log_refusal(done: concurrent.futures.Future[dict[str, Any]], host: str, what: str) -> None:
+    """A look or a dismiss told to another host: only its failure is worth a line (debug:
+    a look at a row that was no review is refused, and that is no news)."""
+    try:
+        answer = done.result()
+    except Exception as exc:
+        log.debug("fleet: %s could not reach %s: %s", what, host, exc)
+        return
+    if answer.get("code") != 202:
+        log.debug("fleet: %s refused by %s: %s", what, host, answer.get("error"))
 
 
 class FleetView:
@@ -120,10 +144,55 @@ class FleetView:
         return None
 
     def dismiss(self, session_id: str) -> None:
-        """Another host's review is dismissed there (an action: not available yet)."""
+        """Dismiss another host's review: told to that host's hub (not waited for: its row's
+        next change says whether it ended)."""
+        self._tell(session_id, "dismiss")
 
     def seen(self, session_id: str) -> None:
-        """Another host's review ends when its own hub sees the look (not forwarded yet)."""
+        """A look at another host's row (its peek or attach opened here): told to that host's
+        hub, which ends a review as for a look of its own (``user:seen``) and tells the
+        machine's other hubs. Not waited for."""
+        self._tell(session_id, "seen")
+
+    def act(
+        self,
+        session_id: str,
+        action: ActionName,
+        *,
+        text: str | None = None,
+        options: Sequence[str] | None = None,
+        mode: str | None = None,
+        token: str | None = None,
+        timeout: float = ACT_TIMEOUT_S,
+    ) -> ActionResult:
+        """An action on another host's session: a NATS request to that host's hub, which
+        makes every check of a local action (docs/fleet.md); its refusal is ours."""
+        host = self._where.get(session_id)
+        if host is None:
+            raise ActionError(f"no session {session_id} in the fleet", unknown=True)
+        request: dict[str, Any] = {"session_id": session_id, "action": action, "text": text,
+                                   "options": list(options) if options else None,
+                                   "mode": mode, "token": token}  # fmt: skip
+        try:
+            answer = self.subscriber.request(host, request, timeout).result(timeout + 1)
+        except nats.errors.NoRespondersError:
+            raise ActionError(f"{host}'s hub is not connected to the fleet") from None
+        except (TimeoutError, nats.errors.TimeoutError, concurrent.futures.TimeoutError):
+            raise ActionError(f"{host}'s hub did not answer within {timeout:g} s") from None
+        except (ConnectionError, ValueError) as exc:
+            raise ActionError(f"the action could not reach {host}: {exc}") from None
+        code = answer.get("code")
+        if code != 202:
+            reason = str(answer.get("error") or f"{host} refused it ({code})")
+            raise ActionError(reason, unknown=code == 404)
+        return ActionResult(session_id, action, (), queued=answer.get("queued") is True)
+
+    def _tell(self, session_id: str, what: str) -> None:
+        host = self._where.get(session_id)
+        if host is None:
+            return
+        future = self.subscriber.request(host, {"session_id": session_id, "action": what})
+        future.add_done_callback(lambda done: _log_refusal(done, host, what))
 
     def _load(self) -> Callable[[], None]:
         """Subscriber thread: read everything and listen, with nothing slipping in between."""

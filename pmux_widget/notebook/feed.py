@@ -365,18 +365,30 @@ class Feed:
             current = actions.dialog_token(session)
             if short_token(current) == token:
                 token = current
+        # A fleet's view acts on another host's session through that host's hub (its act
+        # makes a NATS request there); a hub acts here.
+        remote = getattr(self.hub, "act", None)
         try:
-            result = actions.act(
-                self.hub,
-                session_id,
-                action,
-                text=text if isinstance(text, str) else None,
-                options=options,
-                mode=mode if isinstance(mode, str) else None,
-                token=token,
-                # the history names the action (a fleet view records nothing here)
-                record=getattr(self.hub, "record_action", None),
-            )
+            if callable(remote):
+                result = remote(
+                    session_id,
+                    action,
+                    text=text if isinstance(text, str) else None,
+                    options=options,
+                    mode=mode if isinstance(mode, str) else None,
+                    token=token,
+                )
+            else:
+                result = actions.act(
+                    self.hub,
+                    session_id,
+                    action,
+                    text=text if isinstance(text, str) else None,
+                    options=options,
+                    mode=mode if isinstance(mode, str) else None,
+                    token=token,
+                    record=self.hub.record_action,
+                )
             answer = ActionResultMessage(
                 type="action_result",
                 session_id=session_id,
