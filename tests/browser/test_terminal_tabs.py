@@ -192,7 +192,9 @@ def wait_tab_state(lab: LabPage, name: str, state: str | None) -> dict[str, Any]
         f"""([name, state]) => {{
           const tab = ({TAB_JS})(name);
           if (!tab) return false;
-          const ours = [...tab.classList].filter((c) => c.startsWith('pmux-'));
+          // (an agent's mark, pmux-agent-<agent>, is no state)
+          const ours = [...tab.classList].filter(
+            (c) => c.startsWith('pmux-') && !c.startsWith('pmux-agent-'));
           return state === null ? ours.length === 0
             : ours.includes('pmux-tab') && ours.includes('pmux-state-' + state)
               && ours.length === 2;
