@@ -2,8 +2,9 @@
 #   make demo    JupyterLab with the widget over a demo fleet of Claude sessions
 #                (DEMO_ARGS="--no-lab | --real | --port N | --duration S | --history MIN | --no-prerun",
 #                 see pmux_widget/demo/launcher.py)
-#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser;
-#                PYTEST_ARGS=--shards: the real agent CLIs' suites beside the rest, side by side);
+#   make test    ruff, mypy --strict, vitest, pytest (unit, integration, real CLI, browser:
+#                the real agent CLIs' suites beside the rest, side by side; PYTEST_ARGS=--serial
+#                for one plain pytest);
 #                it ends with one line per part it could not have (the CLIs, Chromium, ...) and
 #                the command that fixes it (CI=1: such a part fails the run)
 #   make clis    the pinned Claude Code CLIs (.cache/claude-code/) and Codex CLI (.cache/codex/)
