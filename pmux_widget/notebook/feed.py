@@ -368,26 +368,18 @@ class Feed:
         # A fleet's view acts on another host's session through that host's hub (its act
         # makes a NATS request there); a hub acts here.
         remote = getattr(self.hub, "act", None)
+        asked: dict[str, Any] = {
+            "text": text if isinstance(text, str) else None,
+            "options": options,
+            "mode": mode if isinstance(mode, str) else None,
+            "token": token,
+        }
         try:
             if callable(remote):
-                result = remote(
-                    session_id,
-                    action,
-                    text=text if isinstance(text, str) else None,
-                    options=options,
-                    mode=mode if isinstance(mode, str) else None,
-                    token=token,
-                )
+                result = remote(session_id, action, **asked)
             else:
                 result = actions.act(
-                    self.hub,
-                    session_id,
-                    action,
-                    text=text if isinstance(text, str) else None,
-                    options=options,
-                    mode=mode if isinstance(mode, str) else None,
-                    token=token,
-                    record=self.hub.record_action,
+                    self.hub, session_id, action, record=self.hub.record_action, **asked
                 )
             answer = ActionResultMessage(
                 type="action_result",
