@@ -132,3 +132,36 @@ def test_hooks_decide_a_hooked_row_but_after_a_restart_left_it_unknown() -> None
     assert (row.state, row.pid) == (State.NEEDS_INPUT, 7)
     ended = hooked.replace(tracking=Tracking(ended=True))
     assert reduce({SID: ended}, turn("running", 9_000), 9_000).sessions[SID] == ended
+
+
+FOR_GOOD = RECORDED.with_name("approved_for_good.jsonl")
+
+
+def test_a_command_approved_for_good_runs_without_waiting_the_next_time() -> None:
+    """Recorded: "don't ask again for commands that start with `touch approved.txt`" (p) on
+    the first call, then the same command again in the same turn, run without asking."""
+    recorded = [json.loads(line) for line in FOR_GOOD.read_text().splitlines()]
+    calls = [i for i, r in enumerate(recorded) if r["payload"].get("type") == "function_call"]
+    assert len(calls) == 2
+
+    def facts(stop: int) -> RolloutFacts:
+        folded = RolloutFacts()
+        for record in recorded[: stop + 1]:
+            folded = folded.fold(record)
+        return folded
+
+    first, second = facts(calls[0]), facts(calls[1])
+    assert first.approved_prefixes == ()
+    assert first.waits is not None  # the approval dialog
+    assert second.approved_prefixes == (("touch", "approved.txt"),)
+    assert second.call is not None and second.waits is None  # a tool at work, no dialog
+    # a new thread of the same home starts with the rules in its first world_state
+    rules = {"permissions": {"approved_command_prefixes": [["touch", "approved.txt"]]}}
+    fresh = RolloutFacts().fold({"type": "world_state", "payload": {"full": True, "state": rules}})
+    assert fresh.approved_for_good("touch approved.txt")
+    assert fresh.approved_for_good("touch 'approved.txt' --verbose")
+    assert not fresh.approved_for_good("touch other.txt")
+    assert not fresh.approved_for_good("touch approved.txt && rm -rf build")  # may still ask
+    assert not fresh.approved_for_good("touch approved.txt; curl x | sh")
+    assert not fresh.approved_for_good("touch 'unclosed")
+    assert not RolloutFacts().approved_for_good("touch approved.txt")

@@ -6,7 +6,10 @@ whether or not Codex's hooks run (recorded shapes: ``docs/codex-behaviour.md``).
 No record says that an approval or a question is on screen: a call with no output yet is all
 there is. A Plan-mode ``request_user_input`` always waits for the user; an ``exec_command``
 asking ``require_escalated`` under an approval policy that asks (not ``never``) is the
-approval dialog's command; any other call is a tool at work.
+approval dialog's command — unless it starts with a prefix approved for good ("don't ask
+again for commands that start with …", ``p``: the thread's ``world_state`` lists
+``permissions.approved_command_prefixes``, a new thread's from its first record on), which
+Codex runs without asking; any other call is a tool at work.
 
 :class:`RolloutFacts` folds records (pure); :class:`RolloutTailer` reads the appended bytes
 (blocking: a worker thread's).
@@ -17,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shlex
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -31,6 +36,8 @@ Turn = Literal["running", "complete", "aborted"]
 #: The tool names Codex's hooks give its calls (``exec_command`` is "Bash" there).
 _HOOK_NAMES = {"exec_command": "Bash"}
 _QUESTION_CALL = "request_user_input"
+#: What makes a command line more than one plain command.
+_SHELL_OPERATORS = re.compile(r"[;&|`$<>()\n]")
 #: A longer line is skipped, not parsed (a rollout's first line holds the base
 #: instructions: tens of kB).
 MAX_LINE = 8 * 1024 * 1024
@@ -77,6 +84,8 @@ class RolloutFacts:
     tokens: Tokens = field(default_factory=Tokens)
     context_tokens: int = 0
     last_record_at: int | None = None
+    #: command prefixes approved for good (the thread's ``world_state``)
+    approved_prefixes: tuple[tuple[str, ...], ...] = ()
 
     def fold(self, record: object) -> RolloutFacts:
         """These facts and one more record."""
@@ -102,11 +111,40 @@ class RolloutFacts:
                 model=model if isinstance(model, str) else facts.model,
                 approval_policy=policy if isinstance(policy, str) else facts.approval_policy,
             )
+        if kind == "world_state":
+            return facts._world(payload.get("state"))
         if kind == "response_item":
             return facts._item(payload)
         if kind == "event_msg":
             return facts._event(payload, at or facts.turn_at)
         return facts
+
+    def _world(self, state: object) -> RolloutFacts:
+        """A ``world_state`` (whole, or the parts that changed): its approved prefixes."""
+        permissions = state.get("permissions") if isinstance(state, dict) else None
+        prefixes = (
+            permissions.get("approved_command_prefixes") if isinstance(permissions, dict) else None
+        )
+        if not isinstance(prefixes, list):
+            return self
+        approved = tuple(
+            tuple(p)
+            for p in prefixes
+            if isinstance(p, list) and p and all(isinstance(w, str) for w in p)
+        )
+        return replace(self, approved_prefixes=approved)
+
+    def approved_for_good(self, command: str) -> bool:
+        """``command`` starts with a prefix approved for good, and is one plain command (a
+        command line with shell operators may hold another that Codex asks about: it is
+        taken as asking, the safe side for a row without hooks)."""
+        if not self.approved_prefixes or _SHELL_OPERATORS.search(command):
+            return False
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return False
+        return any(tuple(words[: len(p)]) == p for p in self.approved_prefixes)
 
     def _item(self, item: dict[str, Any]) -> RolloutFacts:
         call_id = item.get("call_id")
@@ -208,6 +246,9 @@ class RolloutFacts:
             return question_of(QUESTION_TOOL, call.arguments)
         escalated = call.arguments.get("sandbox_permissions") == "require_escalated"
         if call.name == "exec_command" and escalated and self.approval_policy != "never":
+            command = call.arguments.get("cmd")
+            if isinstance(command, str) and self.approved_for_good(command):
+                return None
             return question_of(self.tool_name, self.tool_input)
         return None
 
