@@ -189,10 +189,10 @@ class Decisions:
 
     def drop(self, pending: Pending) -> None:
         """The waiter went away (its connection closed, its task cancelled): forget the call."""
+        self._forget(pending)  # the file first, as in resolve
         with self._lock:
             if not pending.future.done():
                 pending.future.cancel()
-        self._forget(pending)
 
     def close(self) -> None:
         """The hub stops: every waiting call is told so (it asks again elsewhere)."""
@@ -205,21 +205,24 @@ class Decisions:
             self._forget(pending)
 
     def _forget(self, pending: Pending) -> None:
+        """The published file changes before the call leaves ``waiting()``: whoever sees
+        the call gone finds the file already saying so."""
+        with self._lock:
+            rest = [p for p in self._pending.get(pending.session_id, []) if p is not pending]
+        if rest:
+            self._publish(rest[-1])
+        else:
+            path = self.folder / f"{pending.session_id}.json"
+            published = _read_published(path)
+            if published is not None and published.get("tool_use_id") == pending.tool_use_id:
+                with contextlib.suppress(OSError):
+                    path.unlink()
         with self._lock:
             calls = self._pending.get(pending.session_id, [])
             if pending in calls:
                 calls.remove(pending)
             if not calls:
                 self._pending.pop(pending.session_id, None)
-            newest = calls[-1] if calls else None
-        if newest is not None:
-            self._publish(newest)
-            return
-        path = self.folder / f"{pending.session_id}.json"
-        published = _read_published(path)
-        if published is not None and published.get("tool_use_id") == pending.tool_use_id:
-            with contextlib.suppress(OSError):
-                path.unlink()
 
     def _publish(self, pending: Pending) -> None:
         """``decisions/<sid>.json``: which hub holds the session's waiting call."""
