@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pmux_widget.agents.claude.transcript import last_answer
 from pmux_widget.core.model import Change, Session, State
+from pmux_widget.core.wording import asks
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
@@ -164,8 +165,10 @@ class Answer(str):
     """What :meth:`Session.ask` gives: the answer's text, plus how the turn ended.
 
     ``state`` is ``review`` (finished), ``idle`` (interrupted or denied) or ``needs-input``
-    (it waits for permission: the text says for what; ``session.approve()``, then
-    ``await session.ask()`` again). ``session`` is the session as it was then.
+    (it waits for you: the text says what it asks, as the row does — "[asks to run: make
+    test]", "[asks: Which colour? — Purple / Amber]", "[plan ready: …]"; ``session.approve()``
+    or ``session.answer(...)``, then ``await session.ask()`` again). ``session`` is the
+    session as it was then.
     """
 
     state: State
@@ -232,8 +235,8 @@ class Ask(_Pending[Answer]):
 
     def _answer(self, session: Session) -> Answer:
         if session.state is State.NEEDS_INPUT:
-            asked = session.tool_summary or session.current_tool or "a tool"
-            return Answer(f"[waiting for permission: {asked}]", session)
+            session = self._with_words(session)
+            return Answer(f"[{asks(session)}]", session)
         text = None
         if session.transcript_path and session.state is State.REVIEW:
             # The turn's earlier texts ("I'll run the tests first.") may be all the transcript
@@ -250,5 +253,23 @@ class Ask(_Pending[Answer]):
                     time.sleep(0.05)
         return Answer(text or session.last_assistant or "", session)
 
+    def _with_words(self, session: Session) -> Session:
+        """A dialog can be known (the PID file's ``waiting``) before what it asks (the
+        PermissionRequest hook, the transcript): look this long for its words."""
+        deadline = time.monotonic() + _ANSWER_SETTLE_S
+        while not _knows_the_ask(session) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            newer = self._hub.fleet.get(self.session_id)
+            if newer is None or newer.state is not State.NEEDS_INPUT:
+                break
+            session = newer
+        return session
+
     def __repr__(self) -> str:
         return f"<Ask {self.session_id}: {self._wait!r}>"
+
+
+def _knows_the_ask(session: Session) -> bool:
+    # (not ``waiting_for``: the PID file's is only "permission prompt", "dialog open", ...)
+    asked = session.question
+    return bool(session.current_tool or (asked is not None and asked.kind != "permission"))
