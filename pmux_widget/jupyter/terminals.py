@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import os
 import threading
@@ -104,7 +105,6 @@ class Terminal:
     def screen_text(self) -> str:
         if not self.screen.trusted and not self.screen.closed:
             self.owner.redraw(self)
-            self.screen.wait_trusted(REPAINT_WAIT_S)
         return self.screen.text()
 
     def write(self, data: str) -> None:
@@ -261,15 +261,17 @@ class Terminals:
         self._on_loop(go)
 
     def redraw(self, terminal: Terminal) -> None:
-        """Make the program in the terminal repaint without typing: one column narrower and
-        back (each a SIGWINCH; the Claude CLI repaints its screen on a resize)."""
+        """Make the program in the terminal repaint without typing (an action's thread): one
+        column narrower until its screen is erased and drawn again, then back (each a
+        SIGWINCH; the CLIs repaint on a resize). The width comes back only after the
+        repaint: a loaded CLI that handles both signals late reads its old width twice and
+        repaints nothing (ci: 2.1.332, when the width came back after a fixed 0.15 s)."""
+        ptyproc = terminal.term.ptyproc
 
-        def go() -> None:
-            ptyproc = terminal.term.ptyproc
+        def shrink() -> tuple[int, int]:
             rows, cols = ptyproc.getwinsize()
             ptyproc.setwinsize(rows, max(cols - 1, 2))
-            assert self.loop is not None
-            self.loop.call_later(0.15, lambda: ptyproc.setwinsize(rows, cols))
+            return rows, cols
 
         self.log.info(
             "pmux-widget | terminal %s: asked for a repaint (%s)",
@@ -277,9 +279,15 @@ class Terminals:
             terminal.screen.why,
         )
         try:
-            self._on_loop(go)
+            rows, cols = self._on_loop(shrink)
         except (OSError, concurrent.futures.TimeoutError) as exc:
             self.log.info("pmux-widget | no redraw of terminal %s: %s", terminal.name, exc)
+            return
+        try:
+            terminal.screen.wait_trusted(REPAINT_WAIT_S)
+        finally:
+            with contextlib.suppress(OSError, concurrent.futures.TimeoutError):
+                self._on_loop(lambda: ptyproc.setwinsize(rows, cols))
 
     def forget_screen(self, name: str) -> bool:
         """Tests only: as if the terminal's output had been cut (the screen is not trusted

@@ -71,16 +71,6 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"real Claude Code CLI unavailable: {reason}")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "all_versions: a core real-CLI test, run on every pinned CLI version"
-    )
-    config.addinivalue_line(
-        "markers",
-        "cli_versions(*versions, reason): run only on these CLI versions (the behaviour "
-        "checked does not exist on the others)",
-    )
-
 
 def _matrix_versions(all_versions: bool) -> list[str]:
     """The pinned versions a test runs on (see the module doc)."""
