@@ -93,10 +93,39 @@ def _one(
     was = pid.status()
     t0 = time.monotonic()
     answer = server.post("pmux/api/actions", {"session_id": sid, **body})
+    returned = (time.monotonic() - t0) * 1000
     if answer.status_code != 202:
         raise RuntimeError(f"{body}: HTTP {answer.status_code} {answer.text}")
     by_pid = pid.changed_after(t0, was)
-    return min(by_pid, page.shows_after(t0, _gone(kind), 0.0))
+    total = min(by_pid, page.shows_after(t0, _gone(kind), 0.0))
+    steps = ", ".join(f"{what} {ms:.0f}" for what, ms in _steps(page, t0))
+    log(f"[bench] P20 terminal {body.get('options') or kind}: reacted {total:.0f} ms; "
+        f"the page showed {steps}; the POST returned at {returned:.0f}")  # fmt: skip
+    return total
+
+
+def _steps(page: PageScreen, t0: float) -> list[tuple[str, float]]:
+    """When the page first showed each new look of the dialog after ``t0`` (ms): a box
+    ticked, the review page, the dialog gone. Where an answer's time went, key by key (each
+    look follows one key: ours to type it once the last look was seen, the CLI's to draw)."""
+    steps: list[tuple[str, float]] = []
+    last: str | None = None
+    for t, screen in list(page.samples):
+        if t <= t0:
+            continue
+        q = screen.question
+        if q is None:
+            look = "gone" if screen.plan is None else "plan"
+        elif q.kind == "review":
+            look = "review"
+        else:
+            look = "ticked " + ("+".join(o.label for o in q.options if o.checked) or "none")
+        if look != last:
+            steps.append((look, (t - t0) * 1000))
+            last = look
+        if look == "gone":
+            break
+    return steps
 
 
 def _plan_mode(term: LabTerminal) -> None:
