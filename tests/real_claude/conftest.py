@@ -71,7 +71,6 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"real Claude Code CLI unavailable: {reason}")
 
 
-
 def _matrix_versions(all_versions: bool) -> list[str]:
     """The pinned versions a test runs on (see the module doc)."""
     choice = os.environ.get("PMUX_CLI_MATRIX", "").strip()
