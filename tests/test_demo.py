@@ -648,7 +648,11 @@ def test_the_sdk_notebook_in_the_demos_jupyterlab_is_approved_from_its_panel(
 
                 setup = cell("offline_sdk()")
                 setup.wait_for(timeout=90_000)
-                # JupyterLab may ask which kernel (its preferred one, python3, preselected)
+                # JupyterLab may ask which kernel (python3 preselected): opened as the page
+                # loads, the notebook's SessionContext starts its kernel without waiting for
+                # the kernel specs (4.6.6's _initialize awaits the sessions only, and
+                # getDefaultKernel gives null while the specs are not loaded). make demo's
+                # own URL opens demo.ipynb, whose kernel the demo started: it does not ask.
                 dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
                 with contextlib.suppress(Exception):  # (none asked: nothing to do)
                     dialog.wait_for(timeout=10_000)
