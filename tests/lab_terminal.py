@@ -122,3 +122,13 @@ def claude_command(env: ClaudeEnv, cli: Path, args: tuple[str, ...] = ()) -> str
     assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.env().items())
     argv = " ".join(shlex.quote(a) for a in (str(cli), *args))
     return f"cd {shlex.quote(str(env.cwd))} && env -i {assigns} {argv}"
+
+
+def close_terminal(term: LabTerminal | None, request: Any) -> None:
+    """A fixture's end: the terminal closed, its screen printed when the test failed."""
+    if term is None:
+        return
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        print(f"--- terminal {term.name} ---\n{term.screen()}")
+    term.close()

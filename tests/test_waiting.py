@@ -174,14 +174,13 @@ def test_ask_falls_back_to_the_hooks_quote_when_the_answer_never_lands(
     assert answer.endswith("…") and FINAL.startswith(answer[:-1])
 
 
-def test_a_turn_stopped_on_a_dialog_says_what_it_asks_even_when_its_words_come_late(
-    hub: Hub,
-) -> None:
-    """2.1.332+ report a dialog in the PID file (or a Notification) before the
-    PermissionRequest hook says what it asks (ci: "[waiting for permission: a tool]")."""
+def _busy_then_a_dialog(hub: Hub) -> Ask:
+    """A turn at work, an ask() waiting on it, then a dialog known only by its Notification
+    (2.1.332+ report a dialog in the PID file or a Notification before the PermissionRequest
+    hook says what it asks)."""
     base = {"session_id": DONE, "cwd": "/tmp/acme"}
-    assert post_hook(hub.port, hub.token, {**base, "hook_event_name": "UserPromptSubmit",
-                                           "prompt": "run the command"}) == 204  # fmt: skip
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "run the command"}
+    assert post_hook(hub.port, hub.token, prompt) == 204
     wait_until(lambda: DONE in hub.fleet and hub.fleet[DONE].state is State.BUSY, what="busy")
     pending = Ask(hub, DONE, None, timeout=10)
     dialog = {
@@ -192,8 +191,15 @@ def test_a_turn_stopped_on_a_dialog_says_what_it_asks_even_when_its_words_come_l
     }
     assert post_hook(hub.port, hub.token, dialog) == 204
     wait_until(lambda: hub.fleet[DONE].state is State.NEEDS_INPUT, what="needs-input")
-    request = {**base, "hook_event_name": "PermissionRequest", "tool_name": "Bash",
-               "tool_input": {"command": "touch marker"}}  # fmt: skip
+    return pending
+
+
+def test_a_turn_stopped_on_a_dialog_says_what_it_asks_even_when_its_words_come_late(
+    hub: Hub,
+) -> None:
+    pending = _busy_then_a_dialog(hub)  # ci, 2.1.332: "[waiting for permission: a tool]"
+    request = {"session_id": DONE, "cwd": "/tmp/acme", "hook_event_name": "PermissionRequest",
+               "tool_name": "Bash", "tool_input": {"command": "touch marker"}}  # fmt: skip
     late = threading.Timer(0.4, lambda: post_hook(hub.port, hub.token, request))
     late.start()
     try:
@@ -205,19 +211,7 @@ def test_a_turn_stopped_on_a_dialog_says_what_it_asks_even_when_its_words_come_l
 
 
 def test_a_dialog_whose_words_never_come_says_what_is_known(hub: Hub) -> None:
-    base = {"session_id": DONE, "cwd": "/tmp/acme"}
-    assert post_hook(hub.port, hub.token, {**base, "hook_event_name": "UserPromptSubmit",
-                                           "prompt": "go"}) == 204  # fmt: skip
-    wait_until(lambda: DONE in hub.fleet and hub.fleet[DONE].state is State.BUSY, what="busy")
-    pending = Ask(hub, DONE, None, timeout=10)
-    dialog = {
-        **base,
-        "hook_event_name": "Notification",
-        "notification_type": "permission_prompt",
-        "message": "Claude needs your permission to use Bash",
-    }
-    assert post_hook(hub.port, hub.token, dialog) == 204
-    answer = pending.result()
+    answer = _busy_then_a_dialog(hub).result()
     assert answer.waiting and answer == "[Claude needs your permission to use Bash]", answer
 
 

@@ -147,6 +147,14 @@ class LabServer:
     def user_settings(self) -> Path:
         return self.config_dir / "lab" / "user-settings"
 
+    def start_or_fail(self) -> LabServer:
+        """:meth:`start`, a test's failure when it cannot (JupyterLab with the extension did
+        not start)."""
+        try:
+            return self.start()
+        except LabUnavailable as exc:
+            pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+
     def start(self, timeout: float = 120) -> LabServer:
         for directory in ("jupyter-config", "jupyter-data", "jupyter-runtime", "ipython"):
             (self.base / directory).mkdir(parents=True, exist_ok=True)

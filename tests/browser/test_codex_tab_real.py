@@ -31,9 +31,9 @@ from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
 from ..jupyter_ext import LabServer as ExtServer
-from ..lab_terminal import LabTerminal
+from ..lab_terminal import LabTerminal, close_terminal
 from ..real_codex.conftest import unavailable
-from .conftest import LabPage, LabServer, LabUnavailable
+from .conftest import LabPage, LabServer
 from .test_terminal_tabs import PANEL, _Rest, open_lab, show_panel, tab_info, wait_tab_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.real_codex]
@@ -80,10 +80,7 @@ def codex_lab(request: pytest.FixtureRequest, browser_context: Any) -> Iterator[
     )
     page = term = None
     try:
-        try:
-            server.start()
-        except LabUnavailable as exc:
-            pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+        server.start_or_fail()
         page = browser_context.new_page()
         page.set_default_timeout(30_000)
         term = LabTerminal(cast(ExtServer, _Rest(server)), cwd=env.cwd)
@@ -92,11 +89,7 @@ def codex_lab(request: pytest.FixtureRequest, browser_context: Any) -> Iterator[
         term.wait_for(READY, 90)
         yield CodexLab(LabPage(server, page), env, term)
     finally:
-        rep = getattr(request.node, "rep_call", None)
-        if term is not None:
-            if rep is not None and rep.failed:
-                print(f"--- terminal {term.name} ---\n{term.screen()}")
-            term.close()
+        close_terminal(term, request)
         if page is not None:
             with contextlib.suppress(Exception):
                 page.close()

@@ -73,10 +73,7 @@ def _server(app: str = "jupyterlab") -> LabServer:
 @pytest.fixture(scope="module")
 def ext_server() -> Iterator[LabServer]:
     server = _server()
-    try:
-        server.start()
-    except LabUnavailable as exc:
-        pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+    server.start_or_fail()
     try:
         yield server
     finally:

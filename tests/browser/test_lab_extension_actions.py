@@ -20,7 +20,7 @@ from pmux_widget.demo.claude_env import NEWEST, ClaudeEnv
 from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
-from .conftest import LabPage, LabServer, LabUnavailable, Workspace, newest_cli
+from .conftest import LabPage, LabServer, Workspace, newest_cli
 from .test_lab_extension import PANEL, no_kernel, open_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
@@ -39,10 +39,7 @@ def setup(browser_context: Any) -> Iterator[tuple[LabPage, TmuxClaude]]:
         server.extra_env.update(
             PMUX_WIDGET_HOME=str(ws.pmux.root), CLAUDE_CONFIG_DIR=str(env.config_dir)
         )
-        try:
-            server.start()
-        except LabUnavailable as exc:
-            pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+        server.start_or_fail()
         page = browser_context.new_page()
         tc = TmuxClaude(env, binary)
         try:

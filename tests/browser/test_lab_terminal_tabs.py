@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import KERNEL_CLAUDE_DIR, KERNEL_PMUX_HOME, LabPage, LabServer, LabUnavailable
+from .conftest import KERNEL_CLAUDE_DIR, KERNEL_PMUX_HOME, LabPage, LabServer
 from .test_lab_extension import open_lab
 
 pytestmark = pytest.mark.browser
@@ -54,10 +54,7 @@ def term_server() -> Iterator[LabServer]:
         PMUX_WIDGET_HOME=str(ws_dir / KERNEL_PMUX_HOME),
         CLAUDE_CONFIG_DIR=str(ws_dir / KERNEL_CLAUDE_DIR),
     )
-    try:
-        server.start()
-    except LabUnavailable as exc:
-        pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+    server.start_or_fail()
     try:
         yield server
     finally:

@@ -28,7 +28,7 @@ from pmux_widget.runtime.actions import act
 from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
-from .conftest import DARK, LIGHT, LabPage, LabServer, LabUnavailable
+from .conftest import DARK, LIGHT, LabPage, LabServer
 from .test_lab_extension import DOC_IMAGES, PANEL, open_lab
 
 pytestmark = [
@@ -54,10 +54,7 @@ def setup(browser_context: Any, tmp_path: Path) -> Iterator[tuple[LabPage, Scrip
     fleet = ScriptedFleet(claude, home.root, tmp_path / "projects", seed=5, speed=1.5)
     # only the two that ask (the machine is shared): ui-kit's question, release-notes' plan
     fleet.personas = tuple(p for p in PERSONAS if p.project in ("ui-kit", "release-notes"))
-    try:
-        server.start()
-    except LabUnavailable as exc:
-        pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+    server.start_or_fail()
     page = browser_context.new_page()
     page.set_default_timeout(30_000)
     try:

@@ -25,7 +25,7 @@ from pmux_widget.demo.scripted_model import ScriptedModel
 
 from ..helpers import wait_until
 from ..real_claude.sdk_runs import SDK_CLI_VERSION, bundled_cli
-from .conftest import LabPage, LabServer, LabUnavailable, Workspace
+from .conftest import LabPage, LabServer, Workspace
 from .test_lab_extension import PANEL, open_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.real_claude]
@@ -66,10 +66,7 @@ def setup(browser_context: Any) -> Iterator[tuple[LabPage, Workspace, ClaudeEnv]
         server.extra_env.update(
             PMUX_WIDGET_HOME=str(ws.pmux.root), CLAUDE_CONFIG_DIR=str(env.config_dir)
         )
-        try:
-            server.start()
-        except LabUnavailable as exc:
-            pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+        server.start_or_fail()
         page = browser_context.new_page()
         page.set_default_timeout(30_000)
         try:

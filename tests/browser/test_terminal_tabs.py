@@ -33,7 +33,6 @@ from .conftest import (
     OUTPUT,
     LabPage,
     LabServer,
-    LabUnavailable,
     Workspace,
     hook_payload,
 )
@@ -110,10 +109,7 @@ def term_server() -> Iterator[LabServer]:
         # and where codex would run (issue 36: the form's agent choice)
         PMUX_WIDGET_CODEX=f"{fake} {new / NEW_CODEX_HOOK}",
     )
-    try:
-        server.start()
-    except LabUnavailable as exc:
-        pytest.fail(f"JupyterLab with the extension did not start: {exc}")
+    server.start_or_fail()
     try:
         yield server
     finally:

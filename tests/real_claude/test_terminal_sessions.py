@@ -41,7 +41,7 @@ from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
 from ..jupyter_ext import LabServer
-from ..lab_terminal import LabTerminal, claude_command
+from ..lab_terminal import LabTerminal, claude_command, close_terminal
 from .tracking import ChangeLog
 
 pytestmark = pytest.mark.all_versions
@@ -159,10 +159,7 @@ def lab_claude(
         yield LabClaude(server, env, term, kernel_hub, ChangeLog(kernel_hub))
     finally:
         rep = getattr(request.node, "rep_call", None)
-        if term is not None:
-            if rep is not None and rep.failed:
-                print(f"--- terminal {term.name} ---\n{term.screen()}")
-            term.close()
+        close_terminal(term, request)
         kernel_hub.stop()
         server.stop()
         if rep is not None and rep.failed:

@@ -37,7 +37,7 @@ from pmux_widget.system.home import PmuxHome
 
 from ..helpers import wait_until
 from ..jupyter_ext import LabServer
-from ..lab_terminal import LabTerminal
+from ..lab_terminal import LabTerminal, close_terminal
 
 
 @dataclass
@@ -98,10 +98,7 @@ def lab_codex(
         yield LabCodex(server, codex_env, term, kernel_hub)
     finally:
         rep = getattr(request.node, "rep_call", None)
-        if term is not None:
-            if rep is not None and rep.failed:
-                print(f"--- terminal {term.name} ---\n{term.screen()}")
-            term.close()
+        close_terminal(term, request)
         kernel_hub.stop()
         server.stop()
         end_codex_processes(codex_env)
