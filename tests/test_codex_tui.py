@@ -12,6 +12,7 @@ from pmux_widget.core.codex_tui import (
     match_threads,
     place_by_screens,
     proved_threads,
+    shared_folders,
 )
 
 HOME = "/h/.codex"
@@ -181,3 +182,14 @@ def test_screens_place_one_to_one_and_a_proved_screen_always_wins(
         assert valid.get(pid, tid) == tid  # never a TUI whose screen shows another thread
     if not valid:
         assert found == match_threads(threads, tuis)
+
+
+def test_only_a_folder_with_two_tuis_under_the_daemon_needs_its_screens_read() -> None:
+    assert shared_folders([X, Y, N], [A, B]) == [([1, 2], ["x", "y", "n"])]
+    assert shared_folders([X], [A]) == []  # one TUI: its newest thread is the one it shows
+    holder = tui(3, 500, rollouts=frozenset({Y.rollout}))
+    assert shared_folders([X, Y], [A, holder]) == []  # --no-daemon: its rollout proves it
+    assert shared_folders([X, thread("q", 12_000, cwd="/q")], [A, B, tui(3, 1_000, cwd="/q")]) == [
+        ([1, 2], ["x"])
+    ]
+    assert shared_folders([], [A, B]) == []

@@ -44,6 +44,7 @@ __all__ = [
     "match_threads",
     "place_by_screens",
     "proved_threads",
+    "shared_folders",
 ]
 
 #: argv words of Codex processes that are not a TUI: the shared daemon (``app-server --listen
@@ -219,3 +220,22 @@ def proved_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[st
         if holder is not None:
             found[thread.thread_id] = holder
     return found
+
+
+def shared_folders(
+    threads: Iterable[Thread], tuis: Iterable[Tui]
+) -> list[tuple[list[int], list[str]]]:
+    """The homes and folders where process facts cannot place rows for good: two TUIs or
+    more of one home and folder under the daemon (no open rollout), and threads of that home
+    and folder. Each as (its TUIs' pids, its threads' ids): the screens to read and the rows
+    to judge them against."""
+    shared: dict[tuple[str, str], list[int]] = {}
+    for t in tuis:
+        if not t.rollouts:
+            shared.setdefault((t.home, t.cwd), []).append(t.pid)
+    found: dict[tuple[str, str], list[str]] = {}
+    for th in threads:
+        key = (th.home, th.cwd)
+        if len(shared.get(key, ())) >= 2:
+            found.setdefault(key, []).append(th.thread_id)
+    return [(sorted(shared[key]), ids) for key, ids in found.items()]

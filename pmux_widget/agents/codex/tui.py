@@ -42,7 +42,6 @@ __all__ = [
     "openings",
     "shown_by",
     "thread_of",
-    "tui_of",
     "tui_processes",
 ]
 
@@ -196,14 +195,6 @@ def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
         dict(proved_threads(facts, tuis)),
         {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
     )
-
-
-def tui_of(threads: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """(thread id, rollout) pairs → thread id: the pid of the TUI that provably shows it."""
-    facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
-    if not facts:
-        return {}
-    return dict(match_threads(facts, tui_processes()))
 
 
 #: Rollouts found by thread id (a thread's rollout never moves): each is looked for once.
