@@ -129,6 +129,12 @@ def test_resume_of_an_older_thread_is_placed_by_the_screen_alone() -> None:
     assert place_by_screens([old, Y], [A, B], {1: "o"}) == {"o": 1, "y": 2}
 
 
+def test_one_tui_new_then_resume() -> None:
+    assert match_threads([X, N], [A]) == {"n": 1}  # its newest: right after /new
+    assert place_by_screens([X, N], [A], {1: "n"}) == {"n": 1}
+    assert place_by_screens([X, N], [A], {1: "x"}) == {"x": 1}  # /resume x: the screen says
+
+
 def test_two_screens_showing_the_same_thread_prove_nothing_and_spend_both() -> None:
     # both screens show n's last prompt (or a thread with no row and the same one): unproved,
     # and neither TUI is any other thread's
@@ -184,12 +190,14 @@ def test_screens_place_one_to_one_and_a_proved_screen_always_wins(
         assert found == match_threads(threads, tuis)
 
 
-def test_only_a_folder_with_two_tuis_under_the_daemon_needs_its_screens_read() -> None:
+def test_only_a_folder_a_daemon_tui_may_have_moved_in_needs_its_screens_read() -> None:
     assert shared_folders([X, Y, N], [A, B]) == [([1, 2], ["x", "y", "n"])]
-    assert shared_folders([X], [A]) == []  # one TUI: its newest thread is the one it shows
+    assert shared_folders([Y], [A, B]) == [([1, 2], ["y"])]  # which of the two shows it?
+    assert shared_folders([X], [A]) == []  # one TUI, one thread: nothing to tell apart
+    assert shared_folders([X, N], [A]) == [([1], ["x", "n"])]  # /new in the one TUI
     holder = tui(3, 500, rollouts=frozenset({Y.rollout}))
-    assert shared_folders([X, Y], [A, holder]) == []  # --no-daemon: its rollout proves it
-    assert shared_folders([X, thread("q", 12_000, cwd="/q")], [A, B, tui(3, 1_000, cwd="/q")]) == [
-        ([1, 2], ["x"])
-    ]
+    assert shared_folders([Y], [holder]) == []  # --no-daemon: its rollout proves it
+    q = thread("q", 12_000, cwd="/q")
+    assert shared_folders([X, q], [A, B, tui(3, 1_000, cwd="/q")]) == [([1, 2], ["x"])]
     assert shared_folders([], [A, B]) == []
+    assert shared_folders([X, N], []) == []  # no TUI: no screen to read

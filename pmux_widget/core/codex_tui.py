@@ -225,17 +225,22 @@ def proved_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[st
 def shared_folders(
     threads: Iterable[Thread], tuis: Iterable[Tui]
 ) -> list[tuple[list[int], list[str]]]:
-    """The homes and folders where process facts cannot place rows for good: two TUIs or
-    more of one home and folder under the daemon (no open rollout), and threads of that home
-    and folder. Each as (its TUIs' pids, its threads' ids): the screens to read and the rows
-    to judge them against."""
-    shared: dict[tuple[str, str], list[int]] = {}
+    """The homes and folders where process facts cannot place rows for good: a TUI under the
+    daemon (no open rollout) and two threads or more of that home and folder (a ``/new`` or
+    ``/resume`` in it: which does it show now?), or two such TUIs (which shows which?). Each
+    as (its TUIs' pids, its threads' ids): the screens to read and the rows to judge them
+    against. Anywhere else no screen needs reading."""
+    daemon_tuis: dict[tuple[str, str], list[int]] = {}
     for t in tuis:
         if not t.rollouts:
-            shared.setdefault((t.home, t.cwd), []).append(t.pid)
+            daemon_tuis.setdefault((t.home, t.cwd), []).append(t.pid)
     found: dict[tuple[str, str], list[str]] = {}
     for th in threads:
         key = (th.home, th.cwd)
-        if len(shared.get(key, ())) >= 2:
+        if key in daemon_tuis:
             found.setdefault(key, []).append(th.thread_id)
-    return [(sorted(shared[key]), ids) for key, ids in found.items()]
+    return [
+        (sorted(daemon_tuis[key]), ids)
+        for key, ids in found.items()
+        if len(ids) >= 2 or len(daemon_tuis[key]) >= 2
+    ]

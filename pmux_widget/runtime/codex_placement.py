@@ -3,9 +3,11 @@
 
 Under the shared daemon process facts cannot tell two TUIs of one home and folder apart once
 one of them starts another thread (``/new``) or goes back to an older one (``/resume``):
-``core/codex_tui.py``. So where a home and folder has two such TUIs or more, each one's screen
-is read as an action reads it (``runtime/codex_actions.tui_screen``) and judged against that
-folder's live rows (``agents/codex/screen_proof.shown_session``: exactly one row's evidence);
+``core/codex_tui.py``; nor can they tell which of its threads one TUI shows. So where a home
+and folder has two such TUIs or more, or one and two threads or more
+(``core/codex_tui.shared_folders``), each TUI's screen is read as an action reads it
+(``runtime/codex_actions.tui_screen``) and judged against that folder's live rows
+(``agents/codex/screen_proof.shown_session``: exactly one row's evidence);
 ``core/codex_tui.place_by_screens`` then places the rows. Elsewhere no screen is read.
 Blocking (``/proc``, tmux): call it on the worker thread.
 """

@@ -111,3 +111,30 @@ def test_new_in_a_shared_folder_moves_the_row_to_what_the_screen_shows(
     assert "line 1 of a long answer" not in shown
     assert act(hub, two.session_id, "send", text="hello after").keys == ("<text>", "Enter")
     wait_until(lambda: _row(hub, "hello after"), 60, what="review after the last prompt")
+
+
+def test_new_in_a_lone_tui_moves_its_row_too(
+    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
+) -> None:
+    """One TUI, two threads of its folder after ``/new``: its screen says which it shows."""
+    tc = tmux_codex
+    first = tc.pane
+    tc.type_prompt("hello one", pane=first)
+    one = wait_until(lambda: _row(hub, "hello one"), 60, what="row one")
+    one = wait_until(lambda: _in_pane(hub, one.session_id, first), 30, what="row one's pane")
+    marks = _marks(codex_env)
+    tc.type_prompt("/new", pane=first)
+    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
+    tc.wait_for_screen(READY, pane=first)
+    tc.type_prompt("hello three", pane=first)
+    three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
+    three = wait_until(lambda: _in_pane(hub, three.session_id, first), 30, what="row three's pane")
+    assert three.pid == tc.pids[0]
+    left = wait_until(lambda: (s := hub.fleet[one.session_id]).ended and s, 30, what="row one")
+    assert left.source == "retired"
+    with pytest.raises(ActionError):
+        act(hub, one.session_id, "send", text="typed into the wrong thread")
+    assert act(hub, three.session_id, "send", text="hello four").keys == ("<text>", "Enter")
+    four = wait_until(lambda: _row(hub, "hello four"), 60, what="review after hello four")
+    assert four.session_id == three.session_id
+    assert "typed into the wrong thread" not in tc.screen(first)

@@ -3,10 +3,11 @@ that runs their hooks (``core/codex_tui.py`` says what proves it). With the pid 
 follows as for Claude: the Locator finds its pane from the TUI's own ``TMUX_PANE``, the exit
 watcher its end, actions their pane.
 
-Where one home and folder has two TUIs or more under the daemon, process facts cannot follow
-a ``/new`` or ``/resume``: their screens are read (``runtime/codex_placement.py``) when a row
-of that folder changes (its prompt, its dialog, a new row), and a row a screen proves takes
-that TUI (``TuiShows``: the row that held it is the thread the TUI left, ended "retired").
+Under the daemon process facts cannot follow a ``/new`` or ``/resume``: where a home and
+folder has two TUIs, or two rows, their screens are read (``runtime/codex_placement.py``) when
+a row of that folder changes (its prompt, its dialog, a new row), and a row a screen proves
+takes that TUI (``TuiShows``: the row that held it is the thread the TUI left, ended
+"retired").
 """
 
 from __future__ import annotations
