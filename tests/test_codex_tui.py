@@ -10,6 +10,7 @@ from pmux_widget.core.codex_tui import (
     Tui,
     is_tui_argv,
     match_threads,
+    may_show,
     place_by_screens,
     proved_threads,
     shared_folders,
@@ -201,3 +202,13 @@ def test_only_a_folder_a_daemon_tui_may_have_moved_in_needs_its_screens_read() -
     assert shared_folders([X, q], [A, B, tui(3, 1_000, cwd="/q")]) == [([1, 2], ["x"])]
     assert shared_folders([], [A, B]) == []
     assert shared_folders([X, N], []) == []  # no TUI: no screen to read
+
+
+def test_what_an_action_may_look_at_is_every_tui_of_the_folder() -> None:
+    # a /resume brings "x" back in TUI 2, started after "x" opened: it may show it (its
+    # screen must prove it before a key is typed)
+    assert may_show(X, [A, B]) == {1, 2}
+    assert may_show(X, [A, B, tui(3, 500, cwd="/q")]) == {1, 2}
+    holder = tui(3, 500, rollouts=frozenset({X.rollout}))
+    assert may_show(X, [A, holder]) == {1, 3}
+    assert may_show(Y, [holder]) == set()  # a --no-daemon TUI runs only what it holds

@@ -42,6 +42,7 @@ __all__ = [
     "candidates",
     "is_tui_argv",
     "match_threads",
+    "may_show",
     "place_by_screens",
     "proved_threads",
     "shared_folders",
@@ -119,6 +120,19 @@ def candidates(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
         and t.cwd == thread.cwd
         and t.started_ms <= thread.opened_ms + OPENED_SLACK_MS
         and not t.rollouts  # a --no-daemon TUI runs only the threads it holds
+    }
+
+
+def may_show(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
+    """Every TUI that may show ``thread`` now, whatever the times say: the TUIs of its home
+    and folder under the daemon (a ``/resume`` brings back any thread of the folder) and a
+    ``--no-daemon`` TUI holding its rollout. What an action may look at, its screen proving
+    the rest."""
+    return {
+        t.pid
+        for t in tuis
+        if (thread.rollout in t.rollouts)
+        or (not t.rollouts and (t.home, t.cwd) == (thread.home, thread.cwd))
     }
 
 

@@ -25,9 +25,9 @@ from pmux_widget.core.codex_tui import (
     Opening,
     Thread,
     Tui,
-    candidates,
     is_tui_argv,
     match_threads,
+    may_show,
     proved_threads,
 )
 from pmux_widget.system.processes import environ_value, proc_stat
@@ -193,7 +193,7 @@ def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
     return Shown(
         dict(match_threads(facts, tuis)),
         dict(proved_threads(facts, tuis)),
-        {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
+        {t.thread_id: frozenset(may_show(t, tuis)) for t in facts},
     )
 
 
