@@ -21,7 +21,8 @@ at all (recorded: no mark touched, nothing written until its next prompt). So
 them hold by process facts alone: only a ``--no-daemon`` TUI's open rollout. An action on any
 other row needs its TUI's screen to show the thread (``agents/codex/screen_proof.py``), and
 :func:`place_by_screens` corrects the placement with what the screens prove (the runtime reads
-them when a home and folder has two TUIs or more under the daemon).
+them where :func:`shared_folders` says: two TUIs of a home and folder under the daemon, or one
+and two threads).
 
 The daemon, its ``pid-update-loop`` and anything else that is not a TUI are recognised by
 their argv (:data:`NOT_A_TUI`), never rows. No I/O here: the facts come from
@@ -182,13 +183,13 @@ def place_by_screens(
             found[thread_id] = pids[0]
     # a thread two screens show is unproved: neither those TUIs nor any other are proved
     pending = [th for th in pending if th.thread_id not in claimed]
-    may_show = {
+    left_for = {
         th.thread_id: {
             pid for pid in candidates(th, tuis) if screens.get(pid, th.thread_id) == th.thread_id
         }
         for th in pending
     }
-    _eliminate(pending, may_show, found)
+    _eliminate(pending, left_for, found)
     return found
 
 
