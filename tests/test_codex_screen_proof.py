@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmux_widget.agents.codex.screen import Screen, parse_screen
-from pmux_widget.agents.codex.screen_proof import same_text, screen_shows
+from pmux_widget.agents.codex.screen_proof import same_text, screen_shows, shown_session
 from pmux_widget.core.model import Session, State
 from pmux_widget.core.question import Ask, Question
 
@@ -69,3 +69,15 @@ def test_same_text_takes_a_clipped_prompt_and_collapsed_whitespace() -> None:
     assert same_text("make test && make lint", "make test", continues=True)
     assert not same_text("make tests", "make test", continues=True)
     assert not same_text("", "x") and not same_text("x", None)
+
+
+def test_the_one_row_a_screen_shows_among_its_folders_rows() -> None:
+    """What placement asks of each TUI's screen (core/codex_tui.place_by_screens)."""
+    s = screen("interrupted")  # last sent: "please SLOW again"
+    mine, other = row("a", last_prompt="please SLOW again"), row("b", last_prompt="hello two")
+    assert shown_session(s, [mine, other]) == "a"
+    assert shown_session(s, [other]) is None  # it shows no row of the folder
+    twin = row("c", last_prompt="please SLOW again")
+    assert shown_session(s, [mine, other, twin]) is None  # two rows alike: cannot tell
+    assert shown_session(screen("empty"), [mine, other]) is None  # nothing sent yet (/new)
+    assert shown_session(screen("approval"), [waiting("w", "touch approved.txt"), mine]) == "w"

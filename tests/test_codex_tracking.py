@@ -158,3 +158,61 @@ def test_a_lagging_async_post_tool_use_moves_nothing() -> None:
         "PostToolUse", sent=sent_third, tool_use_id="call_3", tool_response="", **first
     )
     assert after.state is State.REVIEW and after.state_since == done.state_since
+
+
+# ------------------------------------------- a TUI's new thread (/new, /resume) retires the old
+
+
+def _codex_rows(*ids: str) -> dict[str, Session]:
+    fleet: dict[str, Session] = {}
+    for i, sid in enumerate(ids):
+        payload = {"session_id": sid, "hook_event_name": "UserPromptSubmit", "cwd": CWD}
+        signal = s.parse_hook({**payload, "prompt": f"hello {sid}"}, at=1_000 + i, agent="codex")
+        assert not isinstance(signal, s.Invalid)
+        fleet = reduce(fleet, signal, 1_000 + i).sessions
+    return fleet
+
+
+def _apply(fleet: dict[str, Session], signal: s.Signal) -> dict[str, Session]:
+    return reduce(fleet, signal, signal.at).sessions
+
+
+def test_a_tui_shown_to_show_a_new_thread_gives_it_its_pid_and_retires_the_old_row() -> None:
+    fleet = _codex_rows("x", "y", "n")
+    fleet = _apply(fleet, s.Locate(at=2_000, session_id="x", pid=11))
+    fleet = _apply(fleet, s.Locate(at=2_001, session_id="y", pid=12))
+    assert fleet["n"].pid is None
+    step = reduce(fleet, s.TuiShows(at=3_000, session_id="n", pid=11), 3_000)
+    after = step.sessions
+    assert after["n"].pid == 11 and not after["n"].ended
+    assert after["x"].ended and not after["x"].running and after["x"].source == "retired"
+    assert after["y"] == fleet["y"]  # the other TUI's row: untouched
+    assert {c.after.session_id for c in step.changes} == {"n", "x"}
+
+
+def test_a_tui_shows_moves_a_row_from_a_wrong_pid_and_drops_its_pane() -> None:
+    fleet = _codex_rows("x", "w")
+    pane = s.TmuxLocation(session="s", window="0", pane="%3")
+    fleet = _apply(fleet, s.Locate(at=2_000, session_id="w", pid=12, tmux=pane))
+    fleet = _apply(fleet, s.Locate(at=2_001, session_id="x", pid=11))
+    after = _apply(fleet, s.TuiShows(at=3_000, session_id="w", pid=11))
+    assert after["w"].pid == 11 and after["w"].tmux is None  # the Locator finds the TUI's
+    assert after["x"].ended
+
+
+def test_a_tui_shows_what_it_showed_already_changes_nothing() -> None:
+    fleet = _apply(_codex_rows("x", "y"), s.Locate(at=2_000, session_id="x", pid=11))
+    step = reduce(fleet, s.TuiShows(at=3_000, session_id="x", pid=11), 3_000)
+    assert step.changes == [] and step.sessions == fleet
+
+
+def test_a_tui_shows_never_revives_an_ended_row_nor_moves_a_claude_row() -> None:
+    fleet = _codex_rows("x", "n")
+    fleet = _apply(fleet, s.Locate(at=2_000, session_id="n", pid=11))
+    fleet = _apply(fleet, s.TuiShows(at=2_500, session_id="x", pid=11))  # /resume of x
+    assert fleet["n"].ended and fleet["x"].pid == 11
+    assert _apply(fleet, s.TuiShows(at=3_000, session_id="n", pid=11)) == fleet
+    hook = s.parse_hook({"session_id": "c", "hook_event_name": "UserPromptSubmit"}, at=1)
+    assert not isinstance(hook, s.Invalid)
+    claude = reduce({}, hook, 1).sessions
+    assert _apply(claude, s.TuiShows(at=2, session_id="c", pid=11)) == claude

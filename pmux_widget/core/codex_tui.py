@@ -19,7 +19,10 @@ newer thread is "proved" to the other TUI; a ``/resume`` of an older thread leav
 at all (recorded: no mark touched, nothing written until its next prompt). So
 :func:`match_threads` places rows (a pid, a pane) and :func:`proved_threads` says which of
 them hold by process facts alone: only a ``--no-daemon`` TUI's open rollout. An action on any
-other row needs its TUI's screen to show the thread (``agents/codex/screen_proof.py``).
+other row needs its TUI's screen to show the thread (``agents/codex/screen_proof.py``), and
+:func:`place_by_screens` corrects the placement with what the screens prove (the runtime reads
+them where :func:`shared_folders` says: two TUIs of a home and folder under the daemon, or one
+and two threads).
 
 The daemon, its ``pid-update-loop`` and anything else that is not a TUI are recognised by
 their argv (:data:`NOT_A_TUI`), never rows. No I/O here: the facts come from
@@ -40,7 +43,10 @@ __all__ = [
     "candidates",
     "is_tui_argv",
     "match_threads",
+    "may_show",
+    "place_by_screens",
     "proved_threads",
+    "shared_folders",
 ]
 
 #: argv words of Codex processes that are not a TUI: the shared daemon (``app-server --listen
@@ -118,9 +124,41 @@ def candidates(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
     }
 
 
+def may_show(thread: Thread, tuis: Iterable[Tui]) -> set[int]:
+    """Every TUI that may show ``thread`` now, whatever the times say: the TUIs of its home
+    and folder under the daemon (a ``/resume`` brings back any thread of the folder) and a
+    ``--no-daemon`` TUI holding its rollout. What an action may look at, its screen proving
+    the rest."""
+    return {
+        t.pid
+        for t in tuis
+        if (thread.rollout in t.rollouts)
+        or (not t.rollouts and (t.home, t.cwd) == (thread.home, thread.cwd))
+    }
+
+
 def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str, int]:
     """Thread id → the pid of the TUI that provably shows it (see the module doc)."""
+    return place_by_screens(threads, tuis, {})
+
+
+def place_by_screens(
+    threads: Iterable[Thread], tuis: Iterable[Tui], shows: Mapping[int, str]
+) -> dict[str, int]:
+    """Thread id → the pid of the TUI that shows it, process facts corrected by the TUIs'
+    screens. ``shows``: TUI pid → the one thread its screen provably shows (exactly that
+    thread's evidence and no rival's: ``agents/codex/screen_proof.py``).
+
+    * a ``--no-daemon`` TUI's open rollout wins over everything (its screen is not asked);
+    * a thread shown by exactly one TUI's screen (of its home and folder) is that TUI's,
+      whatever the times say (a ``/resume`` leaves none): that TUI is spent;
+    * a TUI whose screen shows one thread is no candidate for any other; when a second
+      screen shows the same evidence neither proves that thread (it stays unplaced);
+    * the rest goes through the elimination of :func:`match_threads` (newest thread first:
+      a TUI shows its newest thread).
+    """
     tuis = list(tuis)
+    by_pid = {t.pid: t for t in tuis}
     found: dict[str, int] = {}
     pending: list[Thread] = []
     for thread in threads:
@@ -129,9 +167,39 @@ def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str
             found[thread.thread_id] = holder
         else:
             pending.append(thread)
+    by_id = {th.thread_id: th for th in pending}
+    screens: dict[int, str] = {}
+    for pid, thread_id in shows.items():
+        tui, shown = by_pid.get(pid), by_id.get(thread_id)
+        if tui is None or shown is None or tui.rollouts:
+            continue
+        if (tui.home, tui.cwd) == (shown.home, shown.cwd):
+            screens[pid] = thread_id
+    claimed: dict[str, list[int]] = {}
+    for pid, thread_id in screens.items():
+        claimed.setdefault(thread_id, []).append(pid)
+    for thread_id, pids in claimed.items():
+        if len(pids) == 1:
+            found[thread_id] = pids[0]
+    # a thread two screens show is unproved: neither those TUIs nor any other are proved
+    pending = [th for th in pending if th.thread_id not in claimed]
+    left_for = {
+        th.thread_id: {
+            pid for pid in candidates(th, tuis) if screens.get(pid, th.thread_id) == th.thread_id
+        }
+        for th in pending
+    }
+    _eliminate(pending, left_for, found)
+    return found
+
+
+def _eliminate(
+    pending: list[Thread], may_show: Mapping[str, set[int]], found: dict[str, int]
+) -> None:
+    """Place ``pending`` threads (into ``found``) whose candidates, less the TUIs spent,
+    leave one TUI and no newer thread with the same one."""
     # newest first: a TUI shows its newest thread, so it is spent for the older ones
-    pending.sort(key=lambda th: th.opened_ms or 0, reverse=True)
-    may_show = {th.thread_id: candidates(th, tuis) for th in pending}
+    pending = sorted(pending, key=lambda th: th.opened_ms or 0, reverse=True)
     spent = set(found.values())
     progress = True
     while progress:
@@ -150,7 +218,6 @@ def match_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[str
                 found[thread.thread_id] = next(iter(left))
                 spent |= left
                 progress = True
-    return found
 
 
 def _holder(thread: Thread, tuis: Sequence[Tui]) -> int | None:
@@ -168,3 +235,27 @@ def proved_threads(threads: Iterable[Thread], tuis: Iterable[Tui]) -> Mapping[st
         if holder is not None:
             found[thread.thread_id] = holder
     return found
+
+
+def shared_folders(
+    threads: Iterable[Thread], tuis: Iterable[Tui]
+) -> list[tuple[list[int], list[str]]]:
+    """The homes and folders where process facts cannot place rows for good: a TUI under the
+    daemon (no open rollout) and two threads or more of that home and folder (a ``/new`` or
+    ``/resume`` in it: which does it show now?), or two such TUIs (which shows which?). Each
+    as (its TUIs' pids, its threads' ids): the screens to read and the rows to judge them
+    against. Anywhere else no screen needs reading."""
+    daemon_tuis: dict[tuple[str, str], list[int]] = {}
+    for t in tuis:
+        if not t.rollouts:
+            daemon_tuis.setdefault((t.home, t.cwd), []).append(t.pid)
+    found: dict[tuple[str, str], list[str]] = {}
+    for th in threads:
+        key = (th.home, th.cwd)
+        if key in daemon_tuis:
+            found.setdefault(key, []).append(th.thread_id)
+    return [
+        (sorted(daemon_tuis[key]), ids)
+        for key, ids in found.items()
+        if len(ids) >= 2 or len(daemon_tuis[key]) >= 2
+    ]

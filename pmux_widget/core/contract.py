@@ -533,7 +533,7 @@ SOURCE_LABELS: Mapping[str, str] = {
     "action:stop": "stopped (claude stop)",
     "action:remove": "removed (claude rm)",
     "restart": "re-checking after a restart",
-    "retired": "replaced (/clear or resume)",
+    "retired": "replaced (/clear, /new or resume)",
     "recovery:process-gone": "exited while the hub was down",
     "recovery:transcript": "finished while the hub was down",
     "recovery:interrupt": "interrupted while the hub was down",

@@ -13,7 +13,16 @@ from .question import question_of
 from .rules_background import stop
 from .rules_files import PidCause, pid_target
 from .summaries import summarize_tool
-from .transitions import StepEdits, because, end, move, named, project_of, track
+from .transitions import (
+    StepEdits,
+    because,
+    end,
+    move,
+    named,
+    project_of,
+    retire_others,
+    track,
+)
 
 #: A pane found without Claude within this long of the session's start is not believed (boot
 #: window: a Claude being launched is not in its pane's process tree yet). A known pid's exit
@@ -172,6 +181,19 @@ def on_locate(step: StepEdits, signal: sig.Locate) -> None:
         if not s.project:
             s = named(s, signal.project or project_of(signal.cwd))
     step.put(s)
+
+
+def on_tui_shows(step: StepEdits, signal: sig.TuiShows) -> None:
+    """A Codex TUI's screen proves it shows this thread: the row takes the TUI's pid (a pane
+    or terminal found for another pid is dropped: the Locator finds the TUI's), and another
+    live row of that pid is the thread the TUI moved on from (``/new``, ``/resume``): ended,
+    as Claude's ``/clear`` ends the old row ("retired")."""
+    s = step.get(signal.session_id)
+    if s is None or s.ended or s.agent != "codex":
+        return
+    if s.pid != signal.pid:
+        step.put(s.replace(pid=signal.pid, tmux=None, terminal=None))
+    retire_others(step, s.session_id, signal.pid, None, signal.at)
 
 
 def on_in_terminal(step: StepEdits, signal: sig.InTerminal) -> None:

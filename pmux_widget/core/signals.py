@@ -95,6 +95,7 @@ __all__ = [
     "SubagentStop",
     "TranscriptInterrupt",
     "TranscriptUpdate",
+    "TuiShows",
     "UserPromptSubmit",
     "parse_hook",
     "parse_pid_record",
@@ -315,6 +316,16 @@ class InTerminal(Signal):
     session_id: str
     pid: int
     terminal: TerminalLocation | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TuiShows(Signal):
+    """A Codex TUI (``pid``) shows this session's thread now, as its screen proves
+    (``core/codex_tui.place_by_screens``): the row takes the pid, and a live row that held it
+    is the thread the TUI left (``/new``, ``/resume``)."""
+
+    session_id: str
+    pid: int
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

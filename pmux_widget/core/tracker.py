@@ -41,6 +41,7 @@ from .rules_process import (
     on_recover,
     on_restart,
     on_seen,
+    on_tui_shows,
 )
 from .rules_rollout import on_rollout_turn
 from .wording import notification_text
@@ -99,6 +100,8 @@ def reduce(sessions: Fleet, signal: sig.Signal, now: int) -> Step:
             on_rollout_turn(step, signal)
         case sig.InTerminal():
             on_in_terminal(step, signal)
+        case sig.TuiShows():
+            on_tui_shows(step, signal)
         case sig.BackgroundGone():
             on_background_gone(step, signal)
         case sig.Origin():

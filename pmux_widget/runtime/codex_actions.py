@@ -34,7 +34,7 @@ from .action_outcome import ActionError, ActionResult
 from .answering import Order
 from .pane_screen import holder_of, in_another_server, screen_showing, shown_dialog
 
-__all__ = ["PASTE_END", "PASTE_START", "deliver", "pane_of", "read_screen"]
+__all__ = ["PASTE_END", "PASTE_START", "deliver", "pane_of", "read_screen", "tui_screen"]
 
 #: Bracketed paste's frame (xterm's mode 2004, which Codex's TUI turns on).
 PASTE_START = "\x1b[200~"
@@ -190,6 +190,19 @@ def _send(
 
 def _screen(pane: Target, shows: Callable[[Screen], bool]) -> Screen:
     return screen_showing(pane, parse_screen, shows, SCREEN_GRACE_S, _POLL_S)
+
+
+def tui_screen(pid: int) -> Screen | None:
+    """The screen of the Codex TUI ``pid`` now, as an action reads it (its tmux pane, else
+    its JupyterLab terminal of this server); None when neither holds it or it cannot be
+    read (the pane closed meanwhile)."""
+    holder = holder_of(pid)
+    if holder is None:
+        return None
+    try:
+        return parse_screen(keys.capture(holder))
+    except Exception:  # a pane or terminal gone since it was found, a tmux server that died
+        return None
 
 
 def read_screen(

@@ -16,13 +16,13 @@ the screen unable to tell them apart: not proved either.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pmux_widget.core.model import Session, State
 
 from .screen import Screen
 
-__all__ = ["same_text", "screen_shows"]
+__all__ = ["same_text", "screen_shows", "shown_session"]
 
 _ELLIPSIS = "…"
 
@@ -90,3 +90,11 @@ def screen_shows(screen: Screen, session: Session, rivals: Iterable[Session]) ->
             f"{', '.join(r.name for r in alike)} too: cannot tell which it shows"
         )
     return None
+
+
+def shown_session(screen: Screen, sessions: Sequence[Session]) -> str | None:
+    """The one session of ``sessions`` (the live rows a TUI may show: its home's and
+    folder's) that ``screen`` provably shows, each judged against all the others as
+    :func:`screen_shows` judges an action's; None when it shows none, or cannot tell."""
+    shown = [s.session_id for s in sessions if screen_shows(screen, s, sessions) is None]
+    return shown[0] if len(shown) == 1 else None

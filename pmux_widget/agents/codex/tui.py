@@ -25,9 +25,9 @@ from pmux_widget.core.codex_tui import (
     Opening,
     Thread,
     Tui,
-    candidates,
     is_tui_argv,
     match_threads,
+    may_show,
     proved_threads,
 )
 from pmux_widget.system.processes import environ_value, proc_stat
@@ -42,7 +42,6 @@ __all__ = [
     "openings",
     "shown_by",
     "thread_of",
-    "tui_of",
     "tui_processes",
 ]
 
@@ -194,16 +193,8 @@ def shown_by(threads: Iterable[tuple[str, str]]) -> Shown:
     return Shown(
         dict(match_threads(facts, tuis)),
         dict(proved_threads(facts, tuis)),
-        {t.thread_id: frozenset(candidates(t, tuis)) for t in facts},
+        {t.thread_id: frozenset(may_show(t, tuis)) for t in facts},
     )
-
-
-def tui_of(threads: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """(thread id, rollout) pairs → thread id: the pid of the TUI that provably shows it."""
-    facts = [t for t in (thread_of(sid, path) for sid, path in threads) if t is not None]
-    if not facts:
-        return {}
-    return dict(match_threads(facts, tui_processes()))
 
 
 #: Rollouts found by thread id (a thread's rollout never moves): each is looked for once.

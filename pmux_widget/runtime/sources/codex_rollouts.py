@@ -126,12 +126,13 @@ def to_follow(fleet: Iterable[Session], shown: Shown) -> dict[str, str]:
 
 
 def pid_of(fleet: Mapping[str, Session], shown: Shown, path: str, session_id: str) -> int | None:
-    """The TUI that makes the row of ``session_id`` when it has none: the one its thread is
-    placed in, unless another row holds that TUI (a /new nothing proves)."""
+    """The TUI that makes the row of ``session_id``, or gives its row one when it has none:
+    the one its thread is placed in, unless a live row holds that TUI (a /new nothing
+    proves: the screens may, ``runtime/codex_placement.py``)."""
     placed = shown.get(path)
     pid = placed[1] if placed is not None and placed[0] == session_id else None
     taken = {s.pid for s in fleet.values() if s.pid is not None and not s.ended}
-    return None if session_id not in fleet and pid in taken else pid
+    return None if pid in taken else pid
 
 
 class CodexRollouts:
