@@ -606,6 +606,54 @@ def test_a_pid_waiting_dialog_is_the_pid_files_to_end_not_the_transcripts():
     assert run.state is State.NEEDS_INPUT
 
 
+QUESTION_INPUT = {
+    "questions": [
+        {
+            "question": "Which colour should the badge use?",
+            "header": "Colour",
+            "multiSelect": False,
+            "options": [{"label": "Purple"}, {"label": "Amber"}],
+        }
+    ]
+}
+
+
+def test_a_permission_request_landing_after_the_pid_files_waiting_still_says_what_is_asked():
+    """The CLI fires PermissionRequest, then draws the dialog and writes ``waiting``; under
+    load the hook's POST lands after the PID file was read: older than what decided the
+    state, it is still the open dialog's words (ci, 2.1.337: the row said "AskUserQuestion",
+    never the question)."""
+    run = busy_run()
+    run.pid("waiting", at=run.now + 50, waiting_for="permission prompt")
+    assert run.state is State.NEEDS_INPUT and run.session.source == "pid:waiting"
+    run.hook("PermissionRequest", at=run.now + 10, tool_name="AskUserQuestion",
+             tool_input=QUESTION_INPUT)  # fmt: skip
+    question = run.session.question
+    assert question is not None and question.kind == "question"
+    assert [o.label for o in question.questions[0].options] == ["Purple", "Amber"]
+    assert run.session.current_tool == "AskUserQuestion"
+    assert run.state is State.NEEDS_INPUT and run.session.source == "pid:waiting"
+
+
+def test_a_late_permission_request_of_an_earlier_turn_says_nothing_of_the_open_dialog():
+    run = busy_run()
+    early = run.now - 950  # before this turn's prompt (UserPromptSubmit at now - 900)
+    run.pid("waiting", at=run.now + 50, waiting_for="permission prompt")
+    run.hook("PermissionRequest", at=early, tool_name="Bash", tool_input={"command": "ls"})
+    assert run.session.tool_summary is None and run.session.current_tool is None
+    assert run.state is State.NEEDS_INPUT
+
+
+def test_a_late_permission_request_moves_no_state():
+    """Sent while the dialog was open, it arrives after the dialog was answered (busy again,
+    by the PID file): stale, it says nothing and moves nothing."""
+    run = busy_run()
+    run.pid("waiting", at=run.now + 50)
+    run.pid("busy", at=run.now + 400)
+    run.hook("PermissionRequest", at=run.now + 10, tool_name="Bash", tool_input={"command": "ls"})
+    assert run.state is State.BUSY and run.session.tool_summary is None
+
+
 def test_pid_waiting_for_hooked_session_goes_needs_input():
     """An extension: any dialog (elicitation, plan approval) the PID file reports."""
     run = busy_run()

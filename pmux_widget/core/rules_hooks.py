@@ -85,8 +85,15 @@ def on_hook(step: StepEdits, signal: sig.HookSignal) -> None:
     if agent != s.agent:
         s = s.replace(agent=agent)
 
-    # A hook that happened before what we already know may only move order-free counters.
-    s = _apply_counters(s, signal) if stale else _apply_hook(step, s, signal)
+    # A hook that happened before what we already know may only move order-free counters,
+    # or say what the open dialog asks.
+    if not stale:
+        s = _apply_hook(step, s, signal)
+    elif _words_of_the_open_dialog(s, signal):
+        assert isinstance(signal, sig.PermissionRequest)
+        s = _asking(s, signal)
+    else:
+        s = _apply_counters(s, signal)
     step.put(s)
     step.notify(s, signal.live)
 
@@ -131,6 +138,30 @@ def _agent_call(s: Session, signal: sig.SubagentStart | sig.SubagentStop) -> Ses
             current_tool=None, tool_summary=None, tracking=s.tracking.replace(tool_at=at)
         )
     return s
+
+
+def _words_of_the_open_dialog(s: Session, signal: sig.HookSignal) -> bool:
+    """A PermissionRequest that arrives after the PID file's ``waiting`` (or a Notification)
+    made the row needs-input, though sent before: the CLI fires it before it draws the
+    dialog, and under load its POST lands after the PID file was read. It is the words of
+    that very dialog when it was sent in the turn (or after the approval) that led to it:
+    without it the row would say "AskUserQuestion", never the question (ci, 2.1.337)."""
+    return (
+        isinstance(signal, sig.PermissionRequest)
+        and not signal.from_subagent
+        and s.state is State.NEEDS_INPUT
+        and signal.at >= s.tracking.turn_started_at
+    )
+
+
+def _asking(s: Session, signal: sig.PermissionRequest) -> Session:
+    """What a PermissionRequest says the dialog asks: the tool, its summary, the question."""
+    return s.replace(
+        current_tool=signal.tool_name or None,
+        tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
+        question=question_of(signal.tool_name, signal.tool_input),
+        tracking=s.tracking.replace(tool_at=max(s.tracking.tool_at, signal.at)),
+    )
 
 
 def _apply_counters(s: Session, signal: sig.HookSignal) -> Session:
@@ -214,13 +245,7 @@ def _apply_hook(step: StepEdits, s: Session, signal: sig.HookSignal) -> Session:
         return s
 
     if isinstance(signal, sig.PermissionRequest):
-        s = s.replace(
-            current_tool=signal.tool_name or None,
-            tool_summary=summarize_tool(signal.tool_name, signal.tool_input),
-            question=question_of(signal.tool_name, signal.tool_input),
-            tracking=s.tracking.replace(tool_at=at),
-        )
-        return move(s, State.NEEDS_INPUT, "hook", at, event)
+        return move(_asking(s, signal), State.NEEDS_INPUT, "hook", at, event)
 
     if isinstance(signal, sig.Notification):
         # Old CLIs sent no type: then any Notification meant a dialog. A CLI whose PID file
