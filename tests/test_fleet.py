@@ -629,6 +629,8 @@ class EndingFleet:
         return sub.get(self.old_host, self.old) is not None and all(
             (found := sub.get(n, self.gone[n])) is not None
             and found["ended"] is ended
+            # its prompt's busy, not the idle of its start (published a batch earlier: ci11)
+            and (ended or found["state"] == "busy")
             and sub.get(n, self.live[n]) is not None
             for n in self.names
         )
