@@ -47,10 +47,11 @@ POLL_MS = 500
 WRITE_TIMEOUT_S = 5.0
 
 
-#: How long an action waits for a terminal to repaint its screen after the resize that asks
-#: it to (a rare path: the screen was not followed from its start). 2 s was too short for
-#: Claude Code 2.1.197 at load ~13 (a CI run refused an approve: "did not repaint it").
-REPAINT_WAIT_S = 6.0
+#: How long an action waits for a terminal to repaint its screen after the resizes that ask
+#: it to (a rare path: the screen was not followed from its start): half at the narrower
+#: width, half after it came back. 2 s in all was too short for Claude Code 2.1.197 at load
+#: ~13 (a CI run refused an approve: "did not repaint it").
+REPAINT_WAIT_S = 8.0
 
 
 class TerminalsUnavailable(Exception):
@@ -284,10 +285,14 @@ class Terminals:
             self.log.info("pmux-widget | no redraw of terminal %s: %s", terminal.name, exc)
             return
         try:
-            terminal.screen.wait_trusted(REPAINT_WAIT_S)
+            drawn = terminal.screen.wait_trusted(REPAINT_WAIT_S / 2)
         finally:
             with contextlib.suppress(OSError, concurrent.futures.TimeoutError):
                 self._on_loop(lambda: ptyproc.setwinsize(rows, cols))
+        if not drawn:
+            # (once in a CI run, 2.1.197 stopped and continued drew nothing we could see at
+            # the narrower width: the width coming back is a resize too)
+            terminal.screen.wait_trusted(REPAINT_WAIT_S / 2)
 
     def forget_screen(self, name: str) -> bool:
         """Tests only: as if the terminal's output had been cut (the screen is not trusted
