@@ -12,6 +12,7 @@ CLI) handed to the server's hub; a plain shell (Claude gone) never receiving key
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import websocket
 
@@ -162,8 +164,23 @@ def lab_claude(
         close_terminal(term, request)
         kernel_hub.stop()
         server.stop()
+        _end_leftover_clis(env.config_dir)
         if rep is not None and rep.failed:
             print(f"--- server log ---\n{server.log()}")
+
+
+def _end_leftover_clis(config_dir: Path) -> None:
+    """By pid, the CLIs of this env a closed terminal left behind (ci11: one orphaned by its
+    shell's hang-up stopped on the terminal it no longer had, and outlived the run)."""
+    left = []
+    for proc in psutil.process_iter(["environ"]):
+        with contextlib.suppress(psutil.Error):
+            if (proc.info["environ"] or {}).get("CLAUDE_CONFIG_DIR") == str(config_dir):
+                left.append(proc)
+    for proc in left:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()  # (a stopped process takes no TERM until continued)
+    psutil.wait_procs(left, timeout=10)
 
 
 def test_a_session_in_a_terminal_is_mapped_followed_and_approved(lab_claude: LabClaude) -> None:
