@@ -184,6 +184,9 @@ def spooled_events(home: PmuxHome) -> collections.Counter[str]:
     """Once no hook script of ``home`` runs (async ones outlive the CLI): the events its spool
     holds, counted (none with a hub up); the spool is then emptied for the next run."""
     wait_until(lambda: not _hook_scripts(home), 60, "the hooks of the run to finish")
+    # what scripts killed mid-POST left (Codex's exec kills its async hooks), as a hub
+    # adopts it (once ORPHAN_AGE_S old; none of them runs any more)
+    hooks.adopt_orphans(home, min_age_s=0)
     entries = hooks.read_spool(home)
     got = collections.Counter(
         json.loads(e.payload_bytes or b"{}").get("hook_event_name", "?") for e in entries

@@ -303,6 +303,7 @@ def assert_headers(setup: Setup, request: Request, run: Run, pane: str = "%7") -
     # it the `sh -c` pid: both are fine for the hub, which walks up to Claude.
     assert int(headers["x-pmux-ppid"]) in (os.getpid(), run.pid)
     assert run.started_ms - 1 <= int(headers["x-pmux-sent"]) <= run.ended_ms + 1
+    assert int(headers["x-pmux-hook"]) == run.pid  # with X-Pmux-Sent: the hook, once
     assert "expect" not in headers
     assert int(headers["content-length"]) == len(request.body)
 
@@ -527,6 +528,97 @@ def test_sigterm_to_its_process_group_while_posting_still_spools(
     run.ended_ms = time.time_ns() // 1_000_000
     assert_silent_success(run)
     assert_spooled(setup, run, SMALL)
+
+
+def _curl_of(group: int) -> bool:
+    """Whether a curl of process group ``group`` runs."""
+    for pid in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if "(curl)" in stat and int(fields[2]) == group:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("hubs", [1, 2], ids=["one-hub", "two-hubs"])
+def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
+    setup: Setup, hung_port: int, hubs: int
+) -> None:
+    """Codex's `exec` SIGKILLs the async hooks still running when it exits: no trap runs, so
+    the payload and its envelope stay as ``.in-<pid>`` and ``.in-<pid>.t``; adopted, they are
+    the spool entry the script would have written, under the script's own name."""
+    for n in range(hubs):
+        setup.hub(hung_port, name=f"hung-{n}")
+    started_ms = time.time_ns() // 1_000_000
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", setup.command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=setup.env,
+        cwd=setup.tmp,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(UNICODE)
+    proc.stdin.close()
+    envelope = setup.home.spool_dir / f".in-{proc.pid}.t"
+    # one hub: curl starts first and gets its options once the envelope is written
+    wait_until(lambda: _curl_of(proc.pid) and envelope.exists() and envelope.stat().st_size > 0)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    ended_ms = time.time_ns() // 1_000_000
+    spool = setup.home.spool_dir
+    assert sorted(os.listdir(spool)) == [f".in-{proc.pid}", f".in-{proc.pid}.t"]
+    assert hooks.read_spool(setup.home) == []
+    assert hooks.adopt_orphans(setup.home) == 0  # too young: its script might still run
+    assert hooks.adopt_orphans(setup.home, min_age_s=0) == 1
+    run = Run(0, b"", b"", 0.0, proc.pid, started_ms, ended_ms)
+    assert_spooled(setup, run, UNICODE)  # the one file, no temp files
+    entry = hooks.read_spool(setup.home)[0]
+    assert entry.hook_id == (proc.pid, entry.sent)
+
+
+def _orphan(home: PmuxHome, pid: int, envelope: str | None, payload: bytes, age: float) -> None:
+    home.spool_dir.mkdir(parents=True, exist_ok=True)
+    paths = [home.spool_dir / f".in-{pid}"]
+    paths[0].write_bytes(payload)
+    if envelope is not None:
+        paths.append(home.spool_dir / f".in-{pid}.t")
+        paths[1].write_text(envelope + "\n")
+    for path in paths:
+        os.utime(path, (time.time() - age, time.time() - age))
+
+
+def test_orphans_adopted_once_and_only_whole(tmp_path: Path) -> None:
+    home = PmuxHome(tmp_path / "home")
+    stop = b'{"session_id":"s","hook_event_name":"Stop"}\n'
+    _orphan(home, 11, "1700000000011 42 p=%3 a=codex", stop, age=60)
+    _orphan(home, 12, "1700000000012 42 p= a=", stop, age=60)  # no pane, Claude's
+    _orphan(home, 13, "1700000000013", stop, age=60)  # an older script's envelope
+    _orphan(home, 14, None, b'{"session_id":"s","hook_ev', age=60)  # cut short: no envelope
+    _orphan(home, 15, "1700000000015 42 p=%3 a=codex", stop, age=1)  # may still run
+    _orphan(home, 16, "1700000000016 42 p=%3 a=", stop, age=60)  # a hub got it
+    _orphan(home, 17, "1700000000017 42 p=%3 a=", stop, age=60)  # spooled before the kill
+    hooks.write_spool_entry(home, stop, sent=1700000000017, pane="%3", ppid=42, hook_pid=17)
+    _orphan(home, 18, "garbage p=%3", stop, age=60)  # not an envelope: dropped
+    got = hooks.adopt_orphans(home, delivered=lambda hook_id: hook_id == (16, 1700000000016))
+    assert got == 3
+    entries = hooks.read_spool(home)
+    assert [(e.hook_pid, e.sent, e.pane, e.ppid, e.agent) for e in entries] == [
+        (11, 1700000000011, "%3", 42, "codex"),
+        (12, 1700000000012, "", 42, ""),
+        (13, 1700000000013, "", 0, ""),
+        (17, 1700000000017, "%3", 42, ""),
+    ]
+    assert {e.payload_bytes for e in entries} == {stop[:-1]}
+    assert sorted(os.listdir(home.spool_dir)) == sorted(
+        [e.path.name for e in entries] + [".in-14", ".in-15", ".in-15.t"]
+    )
+    assert hooks.adopt_orphans(home) == 0  # once
 
 
 @pytest.mark.parametrize(

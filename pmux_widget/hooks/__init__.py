@@ -41,6 +41,7 @@ from .settings_json import BACKUP_SUFFIX, SettingsError
 from .spool import (
     SPOOL_CAP,
     SpoolEntry,
+    adopt_orphans,
     clean_spool_temp,
     read_spool,
     remove_spool_entries,
@@ -64,6 +65,7 @@ __all__ = [
     "SettingsError",
     "SpoolEntry",
     "UninstallResult",
+    "adopt_orphans",
     "clean_spool_temp",
     "clean_stale_hub_files",
     "codex_hooks_status",

@@ -7,11 +7,12 @@ the same format, described in ``docs/hooks.md``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +20,11 @@ from pmux_widget.system.files import atomic_write
 from pmux_widget.system.home import PmuxHome
 
 __all__ = [
+    "ORPHAN_AGE_S",
     "SPOOL_CAP",
     "SPOOL_SUFFIX",
     "SpoolEntry",
+    "adopt_orphans",
     "clean_spool_temp",
     "read_spool",
     "remove_spool_entries",
@@ -32,6 +35,14 @@ __all__ = [
 #: At most this many spool files; past it the script drops the oldest.
 SPOOL_CAP = 5000
 SPOOL_SUFFIX = ".hook"
+#: A killed script's payload is adopted once its envelope is this old: a running script never
+#: lives past ~1.5 s (curl --max-time 1), and its background ``rm`` has long run by then.
+ORPHAN_AGE_S = 10.0
+
+_ENTRY_NAME = re.compile(r"(\d+)-(\d+)(?:\.\d+)?" + re.escape(SPOOL_SUFFIX))
+_ORPHAN_NAME = re.compile(r"\.in-(\d+)")
+#: ``<sent> <ppid> p=<pane> a=<agent>``; older scripts wrote ``<sent>`` alone (one hub only)
+_ORPHAN_ENVELOPE = re.compile(r"(\d+)(?: (\d+) p=([%0-9A-Za-z_.:@+\-]*) a=([a-z]*))?")
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,13 @@ class SpoolEntry:
     agent: str = ""
     payload_bytes: bytes = b""
     error: str | None = None
+    #: the script's pid, from the file's name (``<sent>-<pid>.hook``); 0 when not named so
+    hook_pid: int = 0
+
+    @property
+    def hook_id(self) -> tuple[int, int]:
+        """(pid, sent): what the script's ``X-Pmux-Hook`` and ``X-Pmux-Sent`` said."""
+        return (self.hook_pid, self.sent)
 
 
 _ENVELOPE_PREFIX = re.compile(
@@ -109,7 +127,11 @@ def read_spool(home: PmuxHome) -> list[SpoolEntry]:
         except OSError as exc:
             entries.append(SpoolEntry(path, error=f"unreadable: {exc}"))
             continue
-        entries.append(_parse_spool_file(path, data))
+        entry = _parse_spool_file(path, data)
+        named = _ENTRY_NAME.fullmatch(name)
+        if named and not entry.error:
+            entry = dataclasses.replace(entry, hook_pid=int(named[2]))
+        entries.append(entry)
     return entries
 
 
@@ -131,8 +153,10 @@ def write_spool_entry(
     pane: str = "",
     ppid: int = 0,
     agent: str = "",
+    hook_pid: int | None = None,
 ) -> Path:
-    """Spool one event from Python, in exactly the script's format (for drivers and tests)."""
+    """Spool one event from Python, in exactly the script's format (for drivers and tests;
+    ``hook_pid``: the script's, for an entry adopted from a killed one)."""
     if not re.fullmatch(r"[%0-9A-Za-z_.:@+\-]*", pane):
         pane = ""
     home.spool_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -146,13 +170,65 @@ def write_spool_entry(
         named,
         payload,
     )
-    path = home.spool_dir / f"{sent:015d}-{os.getpid()}{SPOOL_SUFFIX}"
+    writer = os.getpid() if hook_pid is None else hook_pid
+    path = home.spool_dir / f"{sent:015d}-{writer}{SPOOL_SUFFIX}"
     counter = 0
     while path.exists():
         counter += 1
-        path = home.spool_dir / f"{sent:015d}-{os.getpid()}.{counter}{SPOOL_SUFFIX}"
+        path = home.spool_dir / f"{sent:015d}-{writer}.{counter}{SPOOL_SUFFIX}"
     atomic_write(path, data, 0o600)
     return path
+
+
+def adopt_orphans(
+    home: PmuxHome,
+    *,
+    min_age_s: float | None = None,
+    delivered: Callable[[tuple[int, int]], bool] = lambda hook_id: False,
+) -> int:
+    """Turn what killed scripts left (``.in-<pid>`` with its envelope ``.in-<pid>.t``, older
+    than ``min_age_s``, :data:`ORPHAN_AGE_S` by default) into spool entries, named as the
+    script would have named them; one a hub says it got (``delivered((pid, sent))``) or that
+    is spooled already is only removed. A payload without its envelope may be cut short: left
+    to :func:`clean_spool_temp`. Returns how many were adopted."""
+    adopted = 0
+    cutoff = time.time() - (ORPHAN_AGE_S if min_age_s is None else min_age_s)
+    try:
+        names = os.listdir(home.spool_dir)
+    except OSError:
+        return 0
+    for name in names:
+        orphan = _ORPHAN_NAME.fullmatch(name)
+        if orphan is None:
+            continue
+        payload_path = home.spool_dir / name
+        envelope_path = home.spool_dir / f"{name}.t"
+        try:
+            if envelope_path.stat().st_mtime > cutoff:
+                continue  # its script may still run (or none wrote the envelope yet)
+            envelope = _ORPHAN_ENVELOPE.fullmatch(envelope_path.read_text().strip())
+            payload = payload_path.read_bytes()
+        except (OSError, UnicodeDecodeError):
+            continue
+        hook_pid = int(orphan[1])
+        if envelope is not None and payload.strip():
+            sent = int(envelope[1])
+            entry_path = home.spool_dir / f"{sent:015d}-{hook_pid}{SPOOL_SUFFIX}"
+            if not entry_path.exists() and not delivered((hook_pid, sent)):
+                write_spool_entry(
+                    home,
+                    payload,
+                    sent=sent,
+                    pane=envelope[3] or "",
+                    ppid=int(envelope[2] or 0),
+                    agent=envelope[4] or "",
+                    hook_pid=hook_pid,
+                )
+                adopted += 1
+        for path in (payload_path, envelope_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return adopted
 
 
 def clean_spool_temp(home: PmuxHome, max_age_s: float = 600.0) -> int:

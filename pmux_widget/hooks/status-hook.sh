@@ -7,6 +7,10 @@
 # entries pass it; Claude's pass nothing).
 # It POSTs the payload unchanged to every live pmux-widget hub listed in runtime/*.json and,
 # when no hub accepted it (HTTP 2xx), spools it under spool/ for the next hub to replay.
+# Killed outright (Codex's `exec` SIGKILLs the async hooks still running when it exits), it
+# leaves spool/.in-<pid> (the payload) and, once that is whole, .in-<pid>.t (its envelope):
+# a hub adopts that pair as a spool entry (hooks/spool.py); X-Pmux-Hook (<pid>) lets it drop
+# one that did reach it.
 # It prints nothing and always exits 0: a monitor must never change what Claude does.
 # POSIX sh + curl only, and every fork counts: it runs on every tool call.
 # (A failing redirection on a plain `exec` would make sh exit 2: a BLOCKING hook error.)
@@ -78,25 +82,26 @@ if [ "$#" -eq 1 ]; then
   {
     cat <&3 >"$T" && [ -s "$T" ] || exit 0
     stamp
-    echo "$now" >"$T.t"
+    echo "$now $PPID p=$P a=$A" >"$T.t"
     printf '%s\n' "url = \"http://127.0.0.1:$1/api/hook\"" "header = \"X-Pmux-Token: $K\"" \
       "header = \"$PH\"" "header = \"$AH\"" "header = \"X-Pmux-Ppid: $PPID\"" \
-      "header = \"X-Pmux-Sent: $now\"" \
+      "header = \"X-Pmux-Sent: $now\"" "header = \"X-Pmux-Hook: $$\"" \
       "data-binary = \"@$HC/spool/.in-$$\""
   } | curl -q -s -f -o /dev/null --noproxy '*' --connect-timeout 0.5 --max-time 1 \
     -H 'Expect:' -H 'Content-Type: application/json' -K - 3<&- && exit 0
-  read -r now <"$T.t"
+  read -r now _ <"$T.t"
 else
   # Several hubs (or none): payload and time first, then one background curl per hub.
   cat <&3 >"$T" &
   stamp
   wait "$!" || exit 0
   [ -s "$T" ] || exit 0
+  echo "$now $PPID p=$P a=$A" >"$T.t"
   pids=
   for port in $ports; do
     curl -q -s -f -o /dev/null --noproxy '*' --connect-timeout 0.5 --max-time 1 \
       -H 'Expect:' -H 'Content-Type: application/json' -H "X-Pmux-Token: $K" -H "$PH" -H "$AH" \
-      -H "X-Pmux-Ppid: $PPID" -H "X-Pmux-Sent: $now" --data-binary "@$T" \
+      -H "X-Pmux-Ppid: $PPID" -H "X-Pmux-Sent: $now" -H "X-Pmux-Hook: $$" --data-binary "@$T" \
       "http://127.0.0.1:$port/api/hook" 3<&- &
     pids="$pids $!"
   done

@@ -36,7 +36,12 @@ from pmux_widget.core.signals import (
     TranscriptUpdate,
     parse_hook,
 )
-from pmux_widget.hooks.spool import clean_spool_temp, read_spool, remove_spool_entries
+from pmux_widget.hooks.spool import (
+    adopt_orphans,
+    clean_spool_temp,
+    read_spool,
+    remove_spool_entries,
+)
 from pmux_widget.system import keys, processes, tmux
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
@@ -81,12 +86,19 @@ def restore(persisted: Iterable[Session], apply: Apply) -> None:
 
 
 def replay_spool(
-    home: PmuxHome, accept: Callable[[HookSignal, int], object], *, consume: bool
+    home: PmuxHome,
+    accept: Callable[[HookSignal, int, tuple[int, int] | None], object],
+    *,
+    consume: bool,
+    delivered: Callable[[tuple[int, int]], bool] = lambda hook_id: False,
 ) -> int:
-    """Step 2: hooks fired while no hub ran, in the order they were sent. ``consume``: remove
-    the replayed files (a hub); the snapshot leaves them for the next hub. Returns how many
-    were accepted."""
+    """Step 2: hooks fired while no hub ran, in the order they were sent, each with its
+    (script pid, sent) when its file names the script. ``consume``: a hub's, which first
+    adopts what killed scripts left (unless ``delivered`` says it got that hook) and removes
+    the replayed files; the snapshot leaves them for the next hub. Returns how many were
+    accepted."""
     if consume:
+        adopt_orphans(home, delivered=delivered)
         clean_spool_temp(home)
     entries = read_spool(home)
     accepted = 0
@@ -104,7 +116,7 @@ def replay_spool(
         if isinstance(signal, Invalid):
             log.warning("spooled hook %s rejected: %s", entry.path, signal.reason)
             continue
-        accept(signal, entry.ppid)
+        accept(signal, entry.ppid, entry.hook_id if entry.hook_pid else None)
         accepted += 1
     if consume and entries:
         remove_spool_entries(entries)

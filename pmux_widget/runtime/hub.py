@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextlib
 import logging
 import os
@@ -66,6 +67,8 @@ log = logging.getLogger(__name__)
 
 #: How often a running hub removes the runtime files of hubs that died without a stop.
 SWEEP_SECONDS = 60.0
+#: How many hooks' (pid, sent) the hub remembers to apply each once (a few minutes' worth)
+HOOKS_REMEMBERED = 8192
 
 
 class Hub:
@@ -100,6 +103,10 @@ class Hub:
         self._callback_queue: queue.SimpleQueue[tuple[Callable[[Session], Any], Session] | None]
         self._callback_queue = queue.SimpleQueue()
         self._pid_cache: dict[str, int] = {}
+        #: (script pid, X-Pmux-Sent) of the hooks applied lately: a killed script's payload
+        #: adopted from the spool, or a spooled one that reached us too, is applied once
+        self._hooks_applied: collections.OrderedDict[tuple[int, int], None]
+        self._hooks_applied = collections.OrderedDict()
         #: session ids whose hooks are no session's (a spare's placeholder, the agent view's own)
         self._not_sessions: set[str] = set()
         #: hooks of processes started as spares, until their PID file says whose they are
@@ -263,19 +270,40 @@ class Hub:
             log.info("removed the runtime files of hubs that are gone: %s", removed)
         with contextlib.suppress(OSError):
             clean_stale_calls(self.home)  # their published calls too
+        # hooks spooled while we ran (a POST that took over a second) and killed scripts'
+        self._replay_spool()
         self.loop.call_later(SWEEP_SECONDS, self._sweep_runtime_files)
 
     # ------------------------------------------------------------------ recovery
 
     def _replay_spool(self) -> None:
-        """Hooks fired while no hub ran, in the order they were sent; silent."""
+        """Hooks no hub accepted (none ran, a hung one, a killed script), in the order they
+        were sent; silent. Each hook once: one that reached us as well is not applied again."""
         if not self._stopped.is_set():
-            replay_spool(self.home, self.accept_hook, consume=True)
+            replay_spool(
+                self.home,
+                self.accept_hook,
+                consume=True,
+                delivered=self._hooks_applied.__contains__,
+            )
+
+    def _first_arrival(self, hook_id: tuple[int, int]) -> bool:
+        if hook_id in self._hooks_applied:
+            return False
+        self._hooks_applied[hook_id] = None
+        if len(self._hooks_applied) > HOOKS_REMEMBERED:
+            self._hooks_applied.popitem(last=False)
+        return True
 
     # ------------------------------------------------------------------ applying signals
 
-    def accept_hook(self, signal: HookSignal, ppid: int | None) -> None:
-        """Enrich a hook (the session's Claude pid, its project) and apply it. Hub thread."""
+    def accept_hook(
+        self, signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
+    ) -> None:
+        """Enrich a hook (the session's Claude pid, its project) and apply it. Hub thread.
+        ``hook_id`` (script pid, its sent time), when known: a hook seen before is dropped."""
+        if hook_id is not None and not self._first_arrival(hook_id):
+            return
         # The walk up from the hook's parent runs once per session; the liveness loop
         # re-checks known pids every 2 s, so the cache needs no check here.
         known = self.fleet.get(signal.session_id)

@@ -46,7 +46,9 @@ class HubLike(Protocol):
 
     token: str
 
-    def accept_hook(self, signal: HookSignal, ppid: int | None) -> None: ...
+    def accept_hook(
+        self, signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
+    ) -> None: ...
 
     def snapshot_json(self, include_ended: bool = False) -> dict[str, Any]: ...
 
@@ -89,6 +91,12 @@ def parse_int(value: str | None) -> int | None:
     except ValueError:
         return None
     return number if number and number > 0 else None
+
+
+def _hook_id(headers: Mapping[str, str]) -> tuple[int, int] | None:
+    """(script pid, X-Pmux-Sent as sent): the name its spool entry or leftover would have."""
+    pid, sent = parse_int(headers.get("X-Pmux-Hook")), parse_int(headers.get("X-Pmux-Sent"))
+    return (pid, sent) if pid and sent else None
 
 
 class _Base(tornado.web.RequestHandler):
@@ -185,7 +193,7 @@ class HookHandler(_Base):
             self.fail(400, signal.reason)
             return
         try:
-            self.hub.accept_hook(signal, parse_int(headers.get("X-Pmux-Ppid")))
+            self.hub.accept_hook(signal, parse_int(headers.get("X-Pmux-Ppid")), _hook_id(headers))
         except Exception:  # a bug in the hub must not turn into a 5xx for the hook
             log.exception("hub failed to apply %s", type(signal).__name__)
         self.set_status(204)

@@ -113,7 +113,7 @@ class _Fleet:
     def apply(self, signal: Signal) -> None:
         self.sessions = reduce(self.sessions, signal, now_ms()).sessions
 
-    def accept(self, signal: HookSignal, ppid: int) -> None:
+    def accept(self, signal: HookSignal, ppid: int, hook_id: tuple[int, int] | None = None) -> None:
         """A spooled hook, with its Claude process's pid as the hub finds it (the walk up
         from the hook's parent, once per session; anew at a SessionStart)."""
         pid = None if isinstance(signal, SessionStart) else self.pids.get(signal.session_id)

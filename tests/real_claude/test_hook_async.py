@@ -72,9 +72,11 @@ def test_tool_hooks_overtaken_by_their_posttooluse_bring_no_tool_back(
     arrivals: list[tuple[HookSignal, Session | None, Session | None]] = []
     accept = hub.accept_hook
 
-    def recording(signal: HookSignal, ppid: int | None) -> None:
+    def recording(
+        signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
+    ) -> None:
         before = hub.fleet.get(signal.session_id)
-        accept(signal, ppid)
+        accept(signal, ppid, hook_id)
         arrivals.append((signal, before, hub.fleet.get(signal.session_id)))
 
     hub.accept_hook = recording  # type: ignore[method-assign]

@@ -42,9 +42,11 @@ def test_the_current_tool_comes_from_the_transcript_with_no_hook_per_tool_call(
     arrived: collections.Counter[str] = collections.Counter()
     accept = hub.accept_hook
 
-    def counting(signal: HookSignal, ppid: int | None) -> None:
+    def counting(
+        signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
+    ) -> None:
         arrived[signal.event_name] += 1
-        accept(signal, ppid)
+        accept(signal, ppid, hook_id)
 
     hub.accept_hook = counting  # type: ignore[method-assign]
     done: list[object] = []
