@@ -18,6 +18,7 @@ from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import (
     APPROVAL,
     QUESTION,
+    READY,
     TmuxCodex,
     codex_processes,
     daemon_socket_dirs,
@@ -119,3 +120,56 @@ def test_a_plan_mode_question_without_hooks_answered_by_label(
     done = wait_until(lambda: _row(hub, State.REVIEW), 60, what="review after the answer")
     assert done.question is None
     assert any("Blue" in json.dumps(r.last_input()) for r in responses.responses())
+
+
+def _prompted(hub: Hub, prompt: str) -> Session | None:
+    found = [s for s in hub.sessions() if s.agent == "codex" and s.last_prompt == prompt]
+    return found[0] if len(found) == 1 and found[0].state is State.REVIEW else None
+
+
+def _marks(env: CodexEnv) -> int:
+    folder = env.codex_home.root / "tui-thread-reference-capabilities"
+    return len(list(folder.iterdir())) if folder.exists() else 0
+
+
+def _new_thread(tc: TmuxCodex, pane: str, prompt: str) -> None:
+    marks = _marks(tc.env)
+    tc.type_prompt("/new", pane=pane)
+    wait_until(lambda: _marks(tc.env) > marks, 30, what="the new thread's mark")
+    tc.wait_for_screen(READY, pane=pane)
+    tc.type_prompt(prompt, pane=pane)
+
+
+@pytest.mark.parametrize("tuis", [1, 2], ids=["lone-tui", "beside-another"])
+def test_new_without_hooks_makes_its_row_where_the_screen_shows_it(
+    hub: Hub, bare: TmuxCodex, tuis: int
+) -> None:
+    """``/new`` with no hooks: process facts cannot place the new thread (two TUIs may have
+    opened it; or its one TUI is still held by the row of the thread it left). Its row comes
+    once the TUI's screen shows its prompt: with that TUI's pid and pane, and the row it
+    left ends "retired"."""
+    tc = bare
+    first = tc.pane
+    tc.type_prompt("hello one", pane=first)
+    one = wait_until(lambda: _prompted(hub, "hello one"), 60, what="row one")
+    wait_until(lambda: (s := hub.fleet[one.session_id]).pid == tc.pids[0] and s, 30)
+    if tuis == 2:
+        tc.open_another(timeout=90)
+        tc.type_prompt("hello two", pane=tc.pane)
+        two = wait_until(lambda: _prompted(hub, "hello two"), 60, what="row two")
+        wait_until(lambda: hub.fleet[two.session_id].pid == tc.pids[1], 30, what="its pid")
+    _new_thread(tc, first, "hello three")
+    three = wait_until(lambda: _prompted(hub, "hello three"), 60, what="row three")
+    three = wait_until(
+        lambda: (s := hub.fleet[three.session_id]).tmux and s.tmux.pane == first and s,
+        30,
+        what="row three in the first pane",
+    )
+    assert three.pid == tc.pids[0] and three.source.startswith("rollout:")
+    left = wait_until(lambda: (s := hub.fleet[one.session_id]).ended and s, 30, what="row one")
+    assert left.source == "retired"
+    live = {s.session_id for s in hub.sessions() if s.agent == "codex" and not s.ended}
+    assert len(live) == tuis and three.session_id in live
+    assert act(hub, three.session_id, "send", text="hello four").keys == ("<text>", "Enter")
+    four = wait_until(lambda: _prompted(hub, "hello four"), 60, what="review after hello four")
+    assert four.session_id == three.session_id

@@ -216,10 +216,12 @@ def _rollout_of(home: str, opening: Opening) -> str | None:
     return None
 
 
-def live_threads(homes: Iterable[str]) -> list[tuple[str, str, int]]:
+def live_threads(homes: Iterable[str]) -> list[tuple[str, str, int | None]]:
     """(thread id, rollout, TUI pid) of the threads the live TUIs of ``homes`` (Codex homes,
-    real paths) show, hooks or none: the threads opened in each home since its oldest TUI
-    started, placed in their TUIs as ``core/codex_tui.py`` places them."""
+    real paths) may show, hooks or none: the threads opened in each home since its oldest TUI
+    started, placed in their TUIs as ``core/codex_tui.py`` places them; a thread process facts
+    cannot place (a ``/new`` beside another TUI of its folder) with None, if a TUI of its
+    home and folder may show it (its screen may prove which)."""
     wanted = set(homes)
     tuis = [t for t in tui_processes() if t.home in wanted]
     found: list[Thread] = []
@@ -233,4 +235,8 @@ def live_threads(homes: Iterable[str]) -> list[tuple[str, str, int]]:
             if thread is not None:
                 found.append(thread)
     placed = match_threads(found, tuis)
-    return [(t.thread_id, t.rollout, placed[t.thread_id]) for t in found if t.thread_id in placed]
+    return [
+        (t.thread_id, t.rollout, placed.get(t.thread_id))
+        for t in found
+        if t.thread_id in placed or may_show(t, tuis)
+    ]

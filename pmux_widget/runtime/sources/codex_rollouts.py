@@ -6,8 +6,15 @@ Codex rows (whose hooks post here). Without hooks — not installed, not trusted
 rollout's turn records make the row and its state (``core/rules_rollout.py``), and the TUI
 that shows the thread its pid (then the Locator finds its pane, the exit watcher its end).
 
+A thread process facts cannot place — a ``/new`` in a TUI beside another of its folder, or in
+a lone TUI whose pid the thread it left still holds — makes a row only once a TUI's screen
+shows it (its last prompt, its pending command or question: ``runtime/codex_placement.py``):
+then the row takes that TUI and the row of the thread the TUI left ends "retired"
+(``TuiShows``), as with hooks. Never a row on a guess.
+
 Rollouts are read by size every :data:`TAIL_S` (a stat per followed file), the TUIs looked
-for every :data:`DISCOVER_S`; both on the worker threads.
+for every :data:`DISCOVER_S`, the screens for such threads at most as often; all on the worker
+threads.
 """
 
 from __future__ import annotations
@@ -20,10 +27,18 @@ from collections.abc import Iterable, Mapping
 from pmux_widget.agents.codex.paths import CodexHome
 from pmux_widget.agents.codex.rollout import RolloutFacts, RolloutTailer
 from pmux_widget.agents.codex.tui import home_of_rollout, live_threads
-from pmux_widget.core.model import Session
-from pmux_widget.core.signals import RolloutState, RolloutTurn, Signal, TranscriptUpdate
+from pmux_widget.core.model import Session, State, clip
+from pmux_widget.core.signals import (
+    RolloutState,
+    RolloutTurn,
+    Signal,
+    TranscriptUpdate,
+    TuiShows,
+)
+from pmux_widget.system.clock import now_ms
 from pmux_widget.system.projects import project_name
 
+from ..codex_placement import place
 from ..protocols import HubView
 from .runner import Runner
 
@@ -107,8 +122,8 @@ def codex_homes(fleet: Iterable[Session]) -> set[str]:
     return homes
 
 
-#: realpath of a rollout → (thread id, the pid of the TUI it is placed in)
-Shown = dict[str, tuple[str, int]]
+#: realpath of a rollout → (thread id, the pid of the TUI it is placed in, None: unplaced)
+Shown = dict[str, tuple[str, int | None]]
 
 
 def shown_threads(fleet: Iterable[Session]) -> Shown:
@@ -135,6 +150,32 @@ def pid_of(fleet: Mapping[str, Session], shown: Shown, path: str, session_id: st
     return None if pid in taken else pid
 
 
+_STATES: dict[RolloutState, State] = {
+    "running": State.BUSY,
+    "waiting": State.NEEDS_INPUT,
+    "complete": State.REVIEW,
+    "aborted": State.IDLE,
+}
+
+
+def provisional_row(session_id: str, path: str, facts: RolloutFacts) -> Session:
+    """What the row of a thread no process fact places would say, to judge the screens by
+    (its last prompt; the command or question it waits on)."""
+    waits = facts.waits
+    turn: RolloutState = "waiting" if waits is not None else facts.turn or "running"
+    return Session(
+        session_id=session_id,
+        agent="codex",
+        state=_STATES[turn],
+        running=True,
+        cwd=facts.cwd,
+        transcript_path=path,
+        last_prompt=clip(facts.last_prompt),
+        tool_summary=facts.tool_summary,
+        question=waits,
+    )
+
+
 class CodexRollouts:
     """The follower of one hub's Codex rollouts (its loop on the hub's loop, reads on the
     worker threads)."""
@@ -146,6 +187,7 @@ class CodexRollouts:
         self.shown: Shown = {}
         #: records from before the hub started are no news: they notify no one
         self.started_ms = int(time.time() * 1000)
+        self.screens_read_at = 0.0
 
     async def watch(self) -> None:
         discovered_at = 0.0
@@ -162,6 +204,7 @@ class CodexRollouts:
 
     async def read(self) -> None:
         fleet = self.hub.fleet
+        unplaced: list[tuple[str, str]] = []
         for path, session_id in to_follow(fleet.values(), self.shown).items():
             tailer = self.tailers.get(path)
             first = tailer is None
@@ -169,11 +212,39 @@ class CodexRollouts:
                 tailer = self.tailers[path] = RolloutTailer(path)
             changed = await self.runner.tail(tailer.poll)
             pid = pid_of(fleet, self.shown, path, session_id)
+            if session_id not in fleet and pid is None and tailer.facts.turn is not None:
+                unplaced.append((path, session_id))
             if not (changed or first or (session_id not in fleet and pid is not None)):
                 continue
             news = tailer.facts.turn_at >= self.started_ms
             for signal in rollout_signals(session_id, path, tailer.facts, pid, live=news):
                 self.hub.apply(signal)
+        if unplaced and time.monotonic() - self.screens_read_at >= DISCOVER_S:
+            self.screens_read_at = time.monotonic()
+            await self.place_by_screens(unplaced)
         followed = to_follow(self.hub.fleet.values(), self.shown)
         for path in [p for p in self.tailers if p not in followed]:
             del self.tailers[path]
+
+    async def place_by_screens(self, unplaced: list[tuple[str, str]]) -> None:
+        """Rows for the threads of ``unplaced`` (path, thread id) that a TUI's screen shows,
+        judged beside the live Codex rows: the row takes that TUI, and the row the TUI
+        showed before is retired (``TuiShows``)."""
+        provisional = {
+            sid: provisional_row(sid, path, self.tailers[path].facts) for path, sid in unplaced
+        }
+        rows = [
+            s
+            for s in self.hub.fleet.values()
+            if s.agent == "codex" and not s.ended and s.transcript_path
+        ]
+        found = await self.runner.probe(place, rows + list(provisional.values()))
+        for path, sid in unplaced:
+            pid = found.by_screen.get(sid)
+            if pid is None or sid in self.hub.fleet:
+                continue
+            facts = self.tailers[path].facts
+            news = facts.turn_at >= self.started_ms
+            for signal in rollout_signals(sid, path, facts, pid, live=news):
+                self.hub.apply(signal)
+            self.hub.apply(TuiShows(at=now_ms(), session_id=sid, pid=pid))
