@@ -134,6 +134,30 @@ def test_hooks_decide_a_hooked_row_but_after_a_restart_left_it_unknown() -> None
     assert reduce({SID: ended}, turn("running", 9_000), 9_000).sessions[SID] == ended
 
 
+def test_a_retired_hookless_row_comes_back_with_a_newer_turn_in_a_tui() -> None:
+    """A /resume of the thread a TUI left: its next turn, placed in a TUI (the runtime gives
+    a pid only where the screen shows it), brings the row back; nothing else does."""
+    row = reduce({}, turn("complete", 1_000), 1_000).sessions[SID]
+    # its TUI showed another thread (the TuiShows of /new), at 2 s
+    other = sig.TuiShows(at=2_000, session_id="0199aaaa-0000-7000-8000-00000000beef", pid=42)
+    newer = Session(session_id=other.session_id, agent="codex", state=State.BUSY, running=True)
+    retired = reduce({SID: row, other.session_id: newer}, other, 2_000).sessions[SID]
+    assert retired.ended and retired.source == "retired"
+    back = reduce({SID: retired}, turn("running", 3_000, pid=43), 3_000).sessions[SID]
+    assert (back.ended, back.running, back.pid, back.state) == (False, True, 43, State.BUSY)
+    assert back.source == "rollout:running"
+    for not_back in (
+        turn("running", 3_000, pid=None),  # no TUI's screen shows it
+        turn("running", 1_500, pid=43),  # a turn from before it was retired
+    ):
+        assert reduce({SID: retired}, not_back, 3_000).sessions[SID] == retired
+    gone = row.replace(running=False, tracking=row.tracking.replace(ended=True))  # otherwise
+    assert reduce({SID: gone}, turn("running", 3_000, pid=43), 3_000).sessions[SID] == gone
+    hooked = retired.replace(tracking=retired.tracking.replace(last_hook_at=900))
+    assert hooked.hooked  # its hooks bring it back, not its rollout
+    assert reduce({SID: hooked}, turn("running", 3_000, pid=43), 3_000).sessions[SID] == hooked
+
+
 FOR_GOOD = RECORDED.with_name("approved_for_good.jsonl")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import signals as sig
 from .model import Cause, Session, State, Tracking, clip, source_text
-from .transitions import StepEdits, move, named, project_of
+from .transitions import StepEdits, move, named, project_of, track
 
 __all__ = ["on_rollout_turn"]
 
@@ -20,6 +20,18 @@ _MOVES: dict[sig.RolloutState, tuple[State, Cause]] = {
     "complete": (State.REVIEW, "rollout:complete"),
     "aborted": (State.IDLE, "rollout:aborted"),
 }
+
+
+def _resumed(s: Session, signal: sig.RolloutTurn) -> bool:
+    """``s`` ended "retired" (its TUI moved on) and ``signal`` is a newer turn of it, placed
+    in a TUI (the runtime gives a pid only where the screen shows the thread)."""
+    return (
+        s.agent == "codex"
+        and not s.hooked
+        and s.tracking.cause == "retired"
+        and signal.pid is not None
+        and signal.at > s.state_since
+    )
 
 
 def on_rollout_turn(step: StepEdits, signal: sig.RolloutTurn) -> None:
@@ -39,6 +51,11 @@ def on_rollout_turn(step: StepEdits, signal: sig.RolloutTurn) -> None:
             source=source_text(_MOVES[signal.turn][1]),
             tracking=Tracking(first_seen=step.now),
         )
+    elif s.ended and _resumed(s, signal):
+        # a thread a TUI left (/new) and went back to (/resume): its new turn, in the TUI
+        # whose screen shows it, brings the row back there
+        s = s.replace(running=True, pid=signal.pid, tmux=None, terminal=None)
+        s = track(s, s.tracking.replace(ended=False, gone_checks=0))
     elif s.ended or (s.hooked and s.state is not State.UNKNOWN):
         return  # an ended row stays ended; a hooked one follows its hooks (but after a
         # restart left it unknown: no hook comes until its next event)

@@ -138,3 +138,45 @@ def test_new_in_a_lone_tui_moves_its_row_too(
     four = wait_until(lambda: _row(hub, "hello four"), 60, what="review after hello four")
     assert four.session_id == three.session_id
     assert "typed into the wrong thread" not in tc.screen(first)
+
+
+def test_resume_brings_back_the_row_it_left(
+    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
+) -> None:
+    """``/resume`` of the thread a ``/new`` left (through Codex's picker, as a user does):
+    nothing marks it, so its row comes back with its next prompt's hooks and the TUI's screen
+    — it takes the TUI again, and the row of the thread the TUI left ends "retired"."""
+    tc = tmux_codex
+    first = tc.pane
+    tc.type_prompt("hello one", pane=first)
+    one = wait_until(lambda: _row(hub, "hello one"), 60, what="row one")
+    one = wait_until(lambda: _in_pane(hub, one.session_id, first), 30, what="row one's pane")
+    marks = _marks(codex_env)
+    tc.type_prompt("/new", pane=first)
+    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
+    tc.wait_for_screen(READY, pane=first)
+    tc.type_prompt("hello three", pane=first)
+    three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
+    three = wait_until(lambda: _in_pane(hub, three.session_id, first), 30, what="its pane")
+    wait_until(lambda: hub.fleet[one.session_id].ended, 30, what="row one retired")
+
+    # the picker lists the folder's threads by their first prompt, newest first
+    tc.type_prompt("/resume", pane=first)
+    tc.wait_for_screen("Resume a previous session", 30, pane=first)
+    tc.send_keys("Down", pane=first)
+    picked = tc.wait_for_screen("› ", 30, pane=first)
+    assert any(line.strip().startswith("›") and "hello one" in line for line in picked.splitlines())
+    tc.send_keys("Enter", pane=first)
+    tc.wait_for_screen(READY, 30, pane=first)
+    tc.type_prompt("hello again", pane=first)
+    back = wait_until(lambda: _row(hub, "hello again"), 60, what="row one back")
+    assert back.session_id == one.session_id and not back.ended
+    back = wait_until(lambda: _in_pane(hub, one.session_id, first), 30, what="row one's pane")
+    assert back.pid == tc.pids[0]
+    gone = wait_until(lambda: (s := hub.fleet[three.session_id]).ended and s, 30, what="three")
+    assert gone.source == "retired"
+    assert act(hub, one.session_id, "send", text="hello four").keys == ("<text>", "Enter")
+    four = wait_until(lambda: _row(hub, "hello four"), 60, what="review after hello four")
+    assert four.session_id == one.session_id
+    with pytest.raises(ActionError):
+        act(hub, three.session_id, "send", text="typed into the wrong thread")

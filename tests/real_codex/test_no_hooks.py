@@ -173,3 +173,32 @@ def test_new_without_hooks_makes_its_row_where_the_screen_shows_it(
     assert act(hub, three.session_id, "send", text="hello four").keys == ("<text>", "Enter")
     four = wait_until(lambda: _prompted(hub, "hello four"), 60, what="review after hello four")
     assert four.session_id == three.session_id
+
+
+def test_resume_without_hooks_brings_back_the_row_it_left(hub: Hub, bare: TmuxCodex) -> None:
+    """``/resume`` (Codex's picker) of the thread a ``/new`` left, no hooks: the resumed
+    thread's next prompt is in its rollout and on the TUI's screen, so its row comes back in
+    that TUI, and the row of the thread the TUI left ends "retired"."""
+    tc = bare
+    first = tc.pane
+    tc.type_prompt("hello one", pane=first)
+    one = wait_until(lambda: _prompted(hub, "hello one"), 60, what="row one")
+    wait_until(lambda: hub.fleet[one.session_id].pid == tc.pids[0], 30, what="its pid")
+    _new_thread(tc, first, "hello three")
+    three = wait_until(lambda: _prompted(hub, "hello three"), 60, what="row three")
+    wait_until(lambda: hub.fleet[one.session_id].ended, 30, what="row one retired")
+    tc.type_prompt("/resume", pane=first)
+    tc.wait_for_screen("Resume a previous session", 30, pane=first)
+    tc.send_keys("Down", pane=first)
+    picked = tc.wait_for_screen("› ", 30, pane=first)
+    assert any(line.strip().startswith("›") and "hello one" in line for line in picked.splitlines())
+    tc.send_keys("Enter", pane=first)
+    tc.wait_for_screen(READY, 30, pane=first)
+    tc.type_prompt("hello again", pane=first)
+    back = wait_until(lambda: _prompted(hub, "hello again"), 60, what="row one back")
+    assert back.session_id == one.session_id and back.pid == tc.pids[0]
+    gone = wait_until(lambda: (s := hub.fleet[three.session_id]).ended and s, 30, what="three")
+    assert gone.source == "retired"
+    assert act(hub, one.session_id, "send", text="hello four").keys == ("<text>", "Enter")
+    four = wait_until(lambda: _prompted(hub, "hello four"), 60, what="review after hello four")
+    assert four.session_id == one.session_id

@@ -7,10 +7,11 @@ rollout's turn records make the row and its state (``core/rules_rollout.py``), a
 that shows the thread its pid (then the Locator finds its pane, the exit watcher its end).
 
 A thread process facts cannot place — a ``/new`` in a TUI beside another of its folder, or in
-a lone TUI whose pid the thread it left still holds — makes a row only once a TUI's screen
-shows it (its last prompt, its pending command or question: ``runtime/codex_placement.py``):
-then the row takes that TUI and the row of the thread the TUI left ends "retired"
-(``TuiShows``), as with hooks. Never a row on a guess.
+a lone TUI whose pid the thread it left still holds, or a ``/resume`` of a thread whose row a
+TUI left — makes (or brings back) its row only once a TUI's screen shows it (its last prompt,
+its pending command or question: ``runtime/codex_placement.py``): then the row takes that
+TUI and the row of the thread the TUI left ends "retired" (``TuiShows``), as with hooks.
+Never a row on a guess.
 
 Rollouts are read by size every :data:`TAIL_S` (a stat per followed file), the TUIs looked
 for every :data:`DISCOVER_S`, the screens for such threads at most as often; all on the worker
@@ -158,6 +159,17 @@ _STATES: dict[RolloutState, State] = {
 }
 
 
+def _may_make_a_row(row: Session | None, facts: RolloutFacts) -> bool:
+    """A thread with a turn and no row, or whose row a TUI left (retired) before this turn
+    (a ``/resume``): the screens may prove which TUI shows it."""
+    if facts.turn is None:
+        return False
+    if row is None:
+        return True
+    retired = row.ended and row.tracking.cause == "retired" and not row.hooked
+    return retired and facts.turn_at > row.state_since
+
+
 def provisional_row(session_id: str, path: str, facts: RolloutFacts) -> Session:
     """What the row of a thread no process fact places would say, to judge the screens by
     (its last prompt; the command or question it waits on)."""
@@ -212,7 +224,7 @@ class CodexRollouts:
                 tailer = self.tailers[path] = RolloutTailer(path)
             changed = await self.runner.tail(tailer.poll)
             pid = pid_of(fleet, self.shown, path, session_id)
-            if session_id not in fleet and pid is None and tailer.facts.turn is not None:
+            if pid is None and _may_make_a_row(fleet.get(session_id), tailer.facts):
                 unplaced.append((path, session_id))
             if not (changed or first or (session_id not in fleet and pid is not None)):
                 continue
@@ -241,7 +253,8 @@ class CodexRollouts:
         found = await self.runner.probe(place, rows + list(provisional.values()))
         for path, sid in unplaced:
             pid = found.by_screen.get(sid)
-            if pid is None or sid in self.hub.fleet:
+            row = self.hub.fleet.get(sid)
+            if pid is None or (row is not None and not row.ended):
                 continue
             facts = self.tailers[path].facts
             news = facts.turn_at >= self.started_ms
