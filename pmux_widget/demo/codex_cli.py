@@ -11,6 +11,7 @@ The pinned version and the sealed environment are in :mod:`.codex_env`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shlex
@@ -230,6 +231,38 @@ class TmuxCodex:
         # the composer), which shows nothing on screen.
         time.sleep(0.4)
         self.send_keys("Enter", pane=pane)
+
+    def new_thread(self, prompt: str, pane: str | None = None) -> None:
+        """``/new`` (its thread mark comes at once), then ``prompt`` in the new thread."""
+        marks = self._thread_marks()
+        self.type_prompt("/new", pane=pane)
+        wait_until(lambda: self._thread_marks() > marks, 30, what="the new thread's mark")
+        self.wait_for_screen(READY, pane=pane)
+        self.type_prompt(prompt, pane=pane)
+
+    def resume(self, first_prompt: str, pane: str | None = None) -> None:
+        """``/resume`` through Codex's picker (the folder's threads by their first prompt,
+        newest first, ``›`` on the selected one): ↓ onto ``first_prompt``'s line, Enter."""
+        self.type_prompt("/resume", pane=pane)
+        self.wait_for_screen("Resume a previous session", 30, pane=pane)
+
+        def moved(before: str) -> bool:
+            return self.screen(pane) != before
+
+        for _ in range(20):
+            shown = self.screen(pane)
+            if any(ln.strip().startswith("›") and first_prompt in ln for ln in shown.splitlines()):
+                break
+            self.send_keys("Down", pane=pane)
+            wait_until(functools.partial(moved, shown), 10, 0.05, what="the selection")
+        else:
+            raise TimeoutError(f"{first_prompt!r} not in the picker:\n{self.screen(pane)}")
+        self.send_keys("Enter", pane=pane)
+        self.wait_for_screen(READY, 30, pane=pane)
+
+    def _thread_marks(self) -> int:
+        folder = self.env.codex_home.root / "tui-thread-reference-capabilities"
+        return len(list(folder.iterdir())) if folder.exists() else 0
 
     def plan_mode(self, pane: str | None = None, timeout: float = 10.0) -> None:
         """Shift+Tab until the footer says Plan mode (``request_user_input`` works only there)."""

@@ -14,8 +14,7 @@ from pmux_widget.agents.codex.screen import parse_screen
 from pmux_widget.core.contract import describe_source
 from pmux_widget.core.model import Session, State
 from pmux_widget.demo.claude_env import wait_until
-from pmux_widget.demo.codex_cli import APPROVAL, READY, TmuxCodex
-from pmux_widget.demo.codex_env import CodexEnv
+from pmux_widget.demo.codex_cli import APPROVAL, TmuxCodex
 from pmux_widget.runtime.actions import ActionError, act, peek
 from pmux_widget.runtime.hub import Hub
 
@@ -34,13 +33,8 @@ def _in_pane(hub: Hub, session_id: str, pane: str) -> Session | None:
     return s if s is not None and s.tmux is not None and s.tmux.pane == pane else None
 
 
-def _marks(env: CodexEnv) -> int:
-    folder = env.codex_home.root / "tui-thread-reference-capabilities"
-    return len(list(folder.iterdir())) if folder.exists() else 0
-
-
 def test_new_in_a_shared_folder_moves_the_row_to_what_the_screen_shows(
-    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
+    hub: Hub, tmux_codex: TmuxCodex
 ) -> None:
     tc = tmux_codex
     first = tc.pane
@@ -56,11 +50,7 @@ def test_new_in_a_shared_folder_moves_the_row_to_what_the_screen_shows(
     assert (one.pid, two.pid) == (tc.pids[0], tc.pids[1])
 
     # /new in the first TUI: a new thread, its mark made at once, then its first turn
-    marks = _marks(codex_env)
-    tc.type_prompt("/new", pane=first)
-    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
-    tc.wait_for_screen(READY, pane=first)
-    tc.type_prompt("hello three", pane=first)
+    tc.new_thread("hello three", pane=first)
     three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
 
     # the first TUI's screen shows thread three's last prompt, and only its: row three gets
@@ -113,20 +103,14 @@ def test_new_in_a_shared_folder_moves_the_row_to_what_the_screen_shows(
     wait_until(lambda: _row(hub, "hello after"), 60, what="review after the last prompt")
 
 
-def test_new_in_a_lone_tui_moves_its_row_too(
-    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
-) -> None:
+def test_new_in_a_lone_tui_moves_its_row_too(hub: Hub, tmux_codex: TmuxCodex) -> None:
     """One TUI, two threads of its folder after ``/new``: its screen says which it shows."""
     tc = tmux_codex
     first = tc.pane
     tc.type_prompt("hello one", pane=first)
     one = wait_until(lambda: _row(hub, "hello one"), 60, what="row one")
     one = wait_until(lambda: _in_pane(hub, one.session_id, first), 30, what="row one's pane")
-    marks = _marks(codex_env)
-    tc.type_prompt("/new", pane=first)
-    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
-    tc.wait_for_screen(READY, pane=first)
-    tc.type_prompt("hello three", pane=first)
+    tc.new_thread("hello three", pane=first)
     three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
     three = wait_until(lambda: _in_pane(hub, three.session_id, first), 30, what="row three's pane")
     assert three.pid == tc.pids[0]
@@ -140,9 +124,7 @@ def test_new_in_a_lone_tui_moves_its_row_too(
     assert "typed into the wrong thread" not in tc.screen(first)
 
 
-def test_resume_brings_back_the_row_it_left(
-    hub: Hub, tmux_codex: TmuxCodex, codex_env: CodexEnv
-) -> None:
+def test_resume_brings_back_the_row_it_left(hub: Hub, tmux_codex: TmuxCodex) -> None:
     """``/resume`` of the thread a ``/new`` left (through Codex's picker, as a user does):
     nothing marks it, so its row comes back with its next prompt's hooks and the TUI's screen
     — it takes the TUI again, and the row of the thread the TUI left ends "retired"."""
@@ -151,23 +133,11 @@ def test_resume_brings_back_the_row_it_left(
     tc.type_prompt("hello one", pane=first)
     one = wait_until(lambda: _row(hub, "hello one"), 60, what="row one")
     one = wait_until(lambda: _in_pane(hub, one.session_id, first), 30, what="row one's pane")
-    marks = _marks(codex_env)
-    tc.type_prompt("/new", pane=first)
-    wait_until(lambda: _marks(codex_env) > marks, 30, what="the new thread's mark")
-    tc.wait_for_screen(READY, pane=first)
-    tc.type_prompt("hello three", pane=first)
+    tc.new_thread("hello three", pane=first)
     three = wait_until(lambda: _row(hub, "hello three"), 60, what="row three")
     three = wait_until(lambda: _in_pane(hub, three.session_id, first), 30, what="its pane")
     wait_until(lambda: hub.fleet[one.session_id].ended, 30, what="row one retired")
-
-    # the picker lists the folder's threads by their first prompt, newest first
-    tc.type_prompt("/resume", pane=first)
-    tc.wait_for_screen("Resume a previous session", 30, pane=first)
-    tc.send_keys("Down", pane=first)
-    picked = tc.wait_for_screen("› ", 30, pane=first)
-    assert any(line.strip().startswith("›") and "hello one" in line for line in picked.splitlines())
-    tc.send_keys("Enter", pane=first)
-    tc.wait_for_screen(READY, 30, pane=first)
+    tc.resume("hello one", pane=first)
     tc.type_prompt("hello again", pane=first)
     back = wait_until(lambda: _row(hub, "hello again"), 60, what="row one back")
     assert back.session_id == one.session_id and not back.ended

@@ -18,7 +18,6 @@ from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_cli import (
     APPROVAL,
     QUESTION,
-    READY,
     TmuxCodex,
     codex_processes,
     daemon_socket_dirs,
@@ -127,19 +126,6 @@ def _prompted(hub: Hub, prompt: str) -> Session | None:
     return found[0] if len(found) == 1 and found[0].state is State.REVIEW else None
 
 
-def _marks(env: CodexEnv) -> int:
-    folder = env.codex_home.root / "tui-thread-reference-capabilities"
-    return len(list(folder.iterdir())) if folder.exists() else 0
-
-
-def _new_thread(tc: TmuxCodex, pane: str, prompt: str) -> None:
-    marks = _marks(tc.env)
-    tc.type_prompt("/new", pane=pane)
-    wait_until(lambda: _marks(tc.env) > marks, 30, what="the new thread's mark")
-    tc.wait_for_screen(READY, pane=pane)
-    tc.type_prompt(prompt, pane=pane)
-
-
 @pytest.mark.parametrize("tuis", [1, 2], ids=["lone-tui", "beside-another"])
 def test_new_without_hooks_makes_its_row_where_the_screen_shows_it(
     hub: Hub, bare: TmuxCodex, tuis: int
@@ -158,7 +144,7 @@ def test_new_without_hooks_makes_its_row_where_the_screen_shows_it(
         tc.type_prompt("hello two", pane=tc.pane)
         two = wait_until(lambda: _prompted(hub, "hello two"), 60, what="row two")
         wait_until(lambda: hub.fleet[two.session_id].pid == tc.pids[1], 30, what="its pid")
-    _new_thread(tc, first, "hello three")
+    tc.new_thread("hello three", pane=first)
     three = wait_until(lambda: _prompted(hub, "hello three"), 60, what="row three")
     three = wait_until(
         lambda: (s := hub.fleet[three.session_id]).tmux and s.tmux.pane == first and s,
@@ -184,16 +170,10 @@ def test_resume_without_hooks_brings_back_the_row_it_left(hub: Hub, bare: TmuxCo
     tc.type_prompt("hello one", pane=first)
     one = wait_until(lambda: _prompted(hub, "hello one"), 60, what="row one")
     wait_until(lambda: hub.fleet[one.session_id].pid == tc.pids[0], 30, what="its pid")
-    _new_thread(tc, first, "hello three")
+    tc.new_thread("hello three", pane=first)
     three = wait_until(lambda: _prompted(hub, "hello three"), 60, what="row three")
     wait_until(lambda: hub.fleet[one.session_id].ended, 30, what="row one retired")
-    tc.type_prompt("/resume", pane=first)
-    tc.wait_for_screen("Resume a previous session", 30, pane=first)
-    tc.send_keys("Down", pane=first)
-    picked = tc.wait_for_screen("› ", 30, pane=first)
-    assert any(line.strip().startswith("›") and "hello one" in line for line in picked.splitlines())
-    tc.send_keys("Enter", pane=first)
-    tc.wait_for_screen(READY, 30, pane=first)
+    tc.resume("hello one", pane=first)
     tc.type_prompt("hello again", pane=first)
     back = wait_until(lambda: _prompted(hub, "hello again"), 60, what="row one back")
     assert back.session_id == one.session_id and back.pid == tc.pids[0]
