@@ -490,46 +490,6 @@ def test_hung_hub_spools(setup: Setup, hung_port: int) -> None:
     assert_spooled(setup, run, SMALL)
 
 
-def test_sigterm_to_its_process_group_while_posting_still_spools(
-    setup: Setup, hung_port: int
-) -> None:
-    """Claude Code 2.1.197 SIGTERMs the async hooks still running when it exits (their own
-    process group: hooks are spawned detached): the event must still be spooled."""
-    setup.hub(hung_port)
-    started_ms = time.time_ns() // 1_000_000
-    proc = subprocess.Popen(
-        ["/bin/sh", "-c", setup.command],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=setup.env,
-        cwd=setup.tmp,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(SMALL)
-    proc.stdin.close()
-
-    def curl_running() -> bool:
-        for pid in os.listdir("/proc"):
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-            except (OSError, ValueError):
-                continue
-            fields = stat.rsplit(")", 1)[-1].split()
-            if "(curl)" in stat and int(fields[2]) == proc.pid:  # its process group
-                return True
-        return False
-
-    wait_until(curl_running)
-    os.killpg(proc.pid, signal.SIGTERM)
-    assert proc.wait(10) == 0
-    run = Run(0, proc.stdout.read(), proc.stderr.read(), 0.0, proc.pid, started_ms, 0)
-    run.ended_ms = time.time_ns() // 1_000_000
-    assert_silent_success(run)
-    assert_spooled(setup, run, SMALL)
-
-
 def _curl_of(group: int) -> bool:
     """Whether a curl of process group ``group`` runs."""
     for pid in os.listdir("/proc"):
@@ -543,16 +503,8 @@ def _curl_of(group: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("hubs", [1, 2], ids=["one-hub", "two-hubs"])
-def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
-    setup: Setup, hung_port: int, hubs: int
-) -> None:
-    """Codex's `exec` SIGKILLs the async hooks still running when it exits: no trap runs, so
-    the payload and its envelope stay as ``.in-<pid>`` and ``.in-<pid>.t``; adopted, they are
-    the spool entry the script would have written, under the script's own name."""
-    for n in range(hubs):
-        setup.hub(hung_port, name=f"hung-{n}")
-    started_ms = time.time_ns() // 1_000_000
+def _start_detached(setup: Setup, payload: bytes) -> subprocess.Popen[bytes]:
+    """The hook run as Claude and Codex run async hooks: in a process group of its own."""
     proc = subprocess.Popen(
         ["/bin/sh", "-c", setup.command],
         stdin=subprocess.PIPE,
@@ -563,8 +515,39 @@ def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
         start_new_session=True,
     )
     assert proc.stdin is not None
-    proc.stdin.write(UNICODE)
+    proc.stdin.write(payload)
     proc.stdin.close()
+    return proc
+
+
+def test_sigterm_to_its_process_group_while_posting_still_spools(
+    setup: Setup, hung_port: int
+) -> None:
+    """Claude Code 2.1.197 SIGTERMs the async hooks still running when it exits (their own
+    process group: hooks are spawned detached): the event must still be spooled."""
+    setup.hub(hung_port)
+    started_ms = time.time_ns() // 1_000_000
+    proc = _start_detached(setup, SMALL)
+    wait_until(lambda: _curl_of(proc.pid))
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(10) == 0
+    run = Run(0, proc.stdout.read(), proc.stderr.read(), 0.0, proc.pid, started_ms, 0)
+    run.ended_ms = time.time_ns() // 1_000_000
+    assert_silent_success(run)
+    assert_spooled(setup, run, SMALL)
+
+
+@pytest.mark.parametrize("hubs", [1, 2], ids=["one-hub", "two-hubs"])
+def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
+    setup: Setup, hung_port: int, hubs: int
+) -> None:
+    """Codex's `exec` SIGKILLs the async hooks still running when it exits: no trap runs, so
+    the payload and its envelope stay as ``.in-<pid>`` and ``.in-<pid>.t``; adopted, they are
+    the spool entry the script would have written, under the script's own name."""
+    for n in range(hubs):
+        setup.hub(hung_port, name=f"hung-{n}")
+    started_ms = time.time_ns() // 1_000_000
+    proc = _start_detached(setup, UNICODE)
     envelope = setup.home.spool_dir / f".in-{proc.pid}.t"
     # one hub: curl starts first and gets its options once the envelope is written
     wait_until(lambda: _curl_of(proc.pid) and envelope.exists() and envelope.stat().st_size > 0)
