@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import http.client
 import json
 import socket
@@ -13,6 +14,8 @@ from typing import Any, TypeVar
 
 import requests
 
+from pmux_widget.core.signals import HookSignal
+from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.home import PmuxHome
 
 T = TypeVar("T")
@@ -221,3 +224,19 @@ def runtime_files(home: PmuxHome) -> list[dict[str, Any]]:
         except (OSError, ValueError):
             continue
     return found
+
+
+def count_hooks(hub: Hub) -> collections.Counter[str]:
+    """The hook events ``hub`` accepts from now on (before it starts: its spool replay too),
+    counted by name as they arrive."""
+    arrived: collections.Counter[str] = collections.Counter()
+    accept = hub.accept_hook
+
+    def counting(
+        signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
+    ) -> None:
+        arrived[signal.event_name] += 1
+        accept(signal, ppid, hook_id)
+
+    hub.accept_hook = counting  # type: ignore[method-assign]
+    return arrived

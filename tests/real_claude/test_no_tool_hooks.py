@@ -15,7 +15,6 @@ checked by ``test_e2e_states.py``, which runs with the default install too.
 
 from __future__ import annotations
 
-import collections
 import threading
 from pathlib import Path
 
@@ -23,11 +22,10 @@ import pytest
 
 from pmux_widget import hooks as pmux_hooks
 from pmux_widget.core.model import State
-from pmux_widget.core.signals import HookSignal
 from pmux_widget.demo.scripted_model import ScriptedModel
 from pmux_widget.runtime.assemble import make_hub
 
-from ..helpers import wait_until
+from ..helpers import count_hooks, wait_until
 from .test_kill9 import hooked_env
 
 
@@ -39,16 +37,7 @@ def test_the_current_tool_comes_from_the_transcript_with_no_hook_per_tool_call(
     status = pmux_hooks.hooks_status(env.settings_file, home)
     assert status.ok and status.tool_hooks == (), status.message
     hub = make_hub(home=home.root, claude_home=env.config_dir).start()
-    arrived: collections.Counter[str] = collections.Counter()
-    accept = hub.accept_hook
-
-    def counting(
-        signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
-    ) -> None:
-        arrived[signal.event_name] += 1
-        accept(signal, ppid, hook_id)
-
-    hub.accept_hook = counting  # type: ignore[method-assign]
+    arrived = count_hooks(hub)
     done: list[object] = []
     run = threading.Thread(
         target=lambda: done.append(

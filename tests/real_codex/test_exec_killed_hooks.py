@@ -5,7 +5,6 @@ next hub adopts what they left in the spool: every hook of the turn reaches it, 
 
 from __future__ import annotations
 
-import collections
 import os
 import socket
 import subprocess
@@ -15,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from pmux_widget.core.model import State
-from pmux_widget.core.signals import HookSignal
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_env import CodexEnv
 from pmux_widget.hooks import spool
 from pmux_widget.hooks.hubs import write_hub_file
 from pmux_widget.runtime.assemble import make_hub
 
+from ..helpers import count_hooks
 from .conftest import HubPlace
 
 TOOLS = 40
@@ -79,16 +78,7 @@ def test_hooks_killed_with_codex_exec_reach_the_next_hub(
     hung.unlink()
     monkeypatch.setattr(spool, "ORPHAN_AGE_S", 0.0)  # they are seconds old, their scripts gone
     hub = make_hub(home=hub_place.home.root, claude_home=hub_place.claude)
-    arrived: collections.Counter[str] = collections.Counter()
-    accept = hub.accept_hook
-
-    def counting(
-        signal: HookSignal, ppid: int | None, hook_id: tuple[int, int] | None = None
-    ) -> None:
-        arrived[signal.event_name] += 1
-        accept(signal, ppid, hook_id)
-
-    hub.accept_hook = counting  # type: ignore[method-assign]
+    arrived = count_hooks(hub)
     hub.start()
     try:
         assert dict(arrived) == {
