@@ -10,6 +10,8 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,6 +148,26 @@ def test_a_screen_attached_late_is_trusted_only_after_a_full_repaint(feeder: Fee
     assert late.text().splitlines()[0] == "drawn"
 
 
+def test_a_wait_for_output_ends_when_the_next_output_is_drawn(feeder: Feeder) -> None:
+    """An action waiting on a terminal's screen is woken by its next output, not a poll."""
+    screen = _screen(feeder, complete=True)
+    screen.queue("first")
+    screen.text()
+    mark = screen.drawn()
+    t0 = time.monotonic()
+    screen.wait_drawn(mark, 0.05)  # nothing new: the timeout
+    assert time.monotonic() - t0 >= 0.04
+    threading.Timer(0.1, screen.queue, args=("\r\nsecond",)).start()
+    t0 = time.monotonic()
+    screen.wait_drawn(mark, 30)
+    assert time.monotonic() - t0 < 10  # woken by the output, long before the timeout
+    assert screen.drawn() > mark and "second" in screen.text()
+    screen.close()
+    t0 = time.monotonic()
+    screen.wait_drawn(screen.drawn(), 30)
+    assert time.monotonic() - t0 < 10  # a closed terminal wakes its waiters too
+
+
 def test_output_faster_than_the_emulator_is_dropped_and_says_so(feeder: Feeder) -> None:
     screen = TerminalScreen("5", 6, 30, complete=True)  # nobody feeds it: it only queues
     screen.queue("x" * (MAX_PENDING + 1))
@@ -174,6 +196,12 @@ class _Pty:
 
     def write(self, data: str) -> None:
         self.written.append(data)
+
+    def drawn(self) -> int:
+        return len(self.written)
+
+    def wait_drawn(self, beyond: int, timeout: float) -> None:
+        pass
 
 
 def test_keys_reach_a_terminal_as_the_bytes_a_terminal_sends() -> None:

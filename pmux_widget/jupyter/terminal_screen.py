@@ -150,6 +150,15 @@ class TerminalScreen:
                 )
             return "\n".join(line.rstrip() for line in self._screen.display)
 
+    def drawn(self) -> int:
+        with self._draw:
+            return self._fed
+
+    def wait_drawn(self, beyond: int, timeout: float) -> None:
+        """Until output past the mark ``beyond`` (:meth:`drawn`) is drawn, or ``timeout``."""
+        with self._draw:
+            self._draw.wait_for(lambda: self._fed > beyond or self.closed, timeout=timeout)
+
     def wait_trusted(self, timeout: float) -> bool:
         with self._draw:
             return self._draw.wait_for(lambda: self.trusted or self.closed, timeout=timeout)

@@ -111,6 +111,12 @@ class Terminal:
     def write(self, data: str) -> None:
         self.owner.write(self, data)
 
+    def drawn(self) -> int:
+        return self.screen.drawn()
+
+    def wait_drawn(self, beyond: int, timeout: float) -> None:
+        self.screen.wait_drawn(beyond, timeout)
+
 
 class Terminals:
     """This server's terminals: the poll on its loop, the published file, screens, keys."""

@@ -552,8 +552,9 @@ def _screen_showing(
 def _wait_screen(pane: Target, ok: Callable[[Screen], bool], failure: str) -> None:
     deadline = time.monotonic() + ECHO_TIMEOUT_S
     while True:
+        mark = keys.output_mark(pane)
         if ok(parse_screen(keys.capture(pane))):
             return
         if time.monotonic() >= deadline:
             raise ActionError(failure)
-        time.sleep(_POLL_S)
+        keys.wait_output(pane, mark, _POLL_S if mark is None else 5 * _POLL_S)

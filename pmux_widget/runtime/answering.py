@@ -42,6 +42,8 @@ __all__ = ["PLAN_MODES", "Order", "answer_plan", "answer_question", "order_for"]
 #: next page).
 STEP_TIMEOUT_S = 2.0
 _POLL_S = 0.01
+#: A terminal's screen is read again on its next output, or after this (nothing drawn)
+_TERMINAL_WAIT_S = 0.05
 MAX_TEXT = 2_000
 
 #: A plan's approve ``mode`` → what its choice's label says. ``default`` (None) is the choice
@@ -442,9 +444,11 @@ def _wait_screen(
 ) -> Screen:
     deadline = time.monotonic() + timeout
     while True:
+        mark = keys.output_mark(pane)
         screen = parse_screen(keys.capture(pane))
         if ok(screen):
             return screen
         if time.monotonic() >= deadline:
             raise ActionError(f"{session.name}: {failure}")
-        time.sleep(_POLL_S)
+        # a terminal's next output wakes us at once; a tmux pane is read every _POLL_S
+        keys.wait_output(pane, mark, _POLL_S if mark is None else _TERMINAL_WAIT_S)

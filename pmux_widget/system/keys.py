@@ -11,6 +11,7 @@ other process :func:`find_terminal` finds none (``runtime.actions`` then asks th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Protocol, TypeAlias
 
@@ -48,6 +49,15 @@ class TerminalTarget(Protocol):
 
     def write(self, data: str) -> None:
         """Write ``data`` to the PTY (in order with the user's own keys)."""
+        ...
+
+    def drawn(self) -> int:
+        """How much of the terminal's output its screen has drawn so far (a mark)."""
+        ...
+
+    def wait_drawn(self, beyond: int, timeout: float) -> None:
+        """Return once the screen drew output past the mark ``beyond``, or after
+        ``timeout``."""
         ...
 
 
@@ -194,6 +204,21 @@ def capture(pane: Target) -> str:
     if result.stderr:
         raise OSError(f"tmux capture-pane failed: {' '.join(result.stderr)}")
     return "\n".join(result.stdout)
+
+
+def output_mark(pane: Target) -> int | None:
+    """Where the pane's output is now, for :func:`wait_output` (take it before the read it
+    follows); None for a tmux pane, whose output gives no such sign."""
+    return None if isinstance(pane, PaneInfo) else pane.drawn()
+
+
+def wait_output(pane: Target, mark: int | None, timeout: float) -> None:
+    """Until the pane shows output newer than ``mark``: a terminal's screen says at once (its
+    emulator is ours); a tmux pane is read again after ``timeout``."""
+    if mark is None or isinstance(pane, PaneInfo):
+        time.sleep(timeout)
+    else:
+        pane.wait_drawn(mark, timeout)
 
 
 def send_keys(pane: Target, *keys: str, literal: bool = False) -> None:
