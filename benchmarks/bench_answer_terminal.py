@@ -140,8 +140,8 @@ def _plan_mode(term: LabTerminal) -> None:
     raise TimeoutError("shift+tab never reached plan mode")
 
 
-def measure(quick: bool = False) -> list[Row]:
-    n = 2 if quick else 10
+def measure(quick: bool = False, rounds: int | None = None) -> list[Row]:
+    n = rounds or (2 if quick else 10)
     try:
         cli = ensure_cli()
     except CliUnavailable as exc:

@@ -9,6 +9,7 @@ CI); the real numbers are measured separately (see the hooks module docstring).
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -549,8 +550,13 @@ def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
     started_ms = time.time_ns() // 1_000_000
     proc = _start_detached(setup, UNICODE)
     envelope = setup.home.spool_dir / f".in-{proc.pid}.t"
-    # one hub: curl starts first and gets its options once the envelope is written
-    wait_until(lambda: _curl_of(proc.pid) and envelope.exists() and envelope.stat().st_size > 0)
+
+    def posting() -> bool:  # one hub: curl gets its options once the time is in the envelope
+        with contextlib.suppress(OSError):
+            return _curl_of(proc.pid) and envelope.read_text()[:2] not in ("", "0 ")
+        return False
+
+    wait_until(posting)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(10)
     ended_ms = time.time_ns() // 1_000_000
@@ -588,14 +594,18 @@ def test_orphans_adopted_once_and_only_whole(tmp_path: Path) -> None:
     _orphan(home, 17, "1700000000017 42 p=%3 a=", stop, age=60)  # spooled before the kill
     hooks.write_spool_entry(home, stop, sent=1700000000017, pane="%3", ppid=42, hook_pid=17)
     _orphan(home, 18, "garbage p=%3", stop, age=60)  # not an envelope: dropped
+    _orphan(home, 19, "0 42 p= a=codex", stop, age=60)  # killed before it read the clock
+    _orphan(home, 20, "1700000000020 42 p= a=", b'{"session_id":"s","hook_ev', age=60)  # cut
+    read_clock_at = int((home.spool_dir / ".in-19").stat().st_mtime * 1000)
     got = hooks.adopt_orphans(home, delivered=lambda hook_id: hook_id == (16, 1700000000016))
-    assert got == 3
+    assert got == 4
     entries = hooks.read_spool(home)
     assert [(e.hook_pid, e.sent, e.pane, e.ppid, e.agent) for e in entries] == [
         (11, 1700000000011, "%3", 42, "codex"),
         (12, 1700000000012, "", 42, ""),
         (13, 1700000000013, "", 0, ""),
         (17, 1700000000017, "%3", 42, ""),
+        (19, read_clock_at, "", 42, "codex"),  # its payload file's time
     ]
     assert {e.payload_bytes for e in entries} == {stop[:-1]}
     assert sorted(os.listdir(home.spool_dir)) == sorted(

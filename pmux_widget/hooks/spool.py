@@ -180,6 +180,14 @@ def write_spool_entry(
     return path
 
 
+def _whole(payload: bytes) -> bool:
+    """A JSON object, so not cut short (a hook's payload is one; cut, it never parses)."""
+    try:
+        return isinstance(json.loads(payload), dict)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
 def adopt_orphans(
     home: PmuxHome,
     *,
@@ -189,8 +197,9 @@ def adopt_orphans(
     """Turn what killed scripts left (``.in-<pid>`` with its envelope ``.in-<pid>.t``, older
     than ``min_age_s``, :data:`ORPHAN_AGE_S` by default) into spool entries, named as the
     script would have named them; one a hub says it got (``delivered((pid, sent))``) or that
-    is spooled already is only removed. A payload without its envelope may be cut short: left
-    to :func:`clean_spool_temp`. Returns how many were adopted."""
+    is spooled already is only removed, and so is a payload cut short (not a JSON object).
+    Without its envelope (a script older than the envelope) a payload is left to
+    :func:`clean_spool_temp`. Returns how many were adopted."""
     adopted = 0
     cutoff = time.time() - (ORPHAN_AGE_S if min_age_s is None else min_age_s)
     try:
@@ -211,8 +220,9 @@ def adopt_orphans(
         except (OSError, UnicodeDecodeError):
             continue
         hook_pid = int(orphan[1])
-        if envelope is not None and payload.strip():
-            sent = int(envelope[1])
+        if envelope is not None and _whole(payload):
+            # time 0: killed before it read the clock (so before any POST): its file's time
+            sent = int(envelope[1]) or int(payload_path.stat().st_mtime * 1000)
             entry_path = home.spool_dir / f"{sent:015d}-{hook_pid}{SPOOL_SUFFIX}"
             if not entry_path.exists() and not delivered((hook_pid, sent)):
                 write_spool_entry(

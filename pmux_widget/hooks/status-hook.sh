@@ -8,9 +8,9 @@
 # It POSTs the payload unchanged to every live pmux-widget hub listed in runtime/*.json and,
 # when no hub accepted it (HTTP 2xx), spools it under spool/ for the next hub to replay.
 # Killed outright (Codex's `exec` SIGKILLs the async hooks still running when it exits), it
-# leaves spool/.in-<pid> (the payload) and, once that is whole, .in-<pid>.t (its envelope):
-# a hub adopts that pair as a spool entry (hooks/spool.py); X-Pmux-Hook (<pid>) lets it drop
-# one that did reach it.
+# leaves spool/.in-<pid> (the payload) and .in-<pid>.t (its envelope): a hub adopts a whole
+# payload as a spool entry (hooks/spool.py); X-Pmux-Hook (<pid>) lets it drop one that did
+# reach it.
 # It prints nothing and always exits 0: a monitor must never change what Claude does.
 # POSIX sh + curl only, and every fork counts: it runs on every tool call.
 # (A failing redirection on a plain `exec` would make sh exit 2: a BLOCKING hook error.)
@@ -40,6 +40,9 @@ if [ -n "$P" ]; then PH="X-Pmux-Pane: $P"; else PH='X-Pmux-Pane;'; fi
 A=${1-}
 case $A in *[!a-z]*) A= ;; esac
 if [ -n "$A" ]; then AH="X-Pmux-Agent: $A"; else AH='X-Pmux-Agent;'; fi
+# The envelope of a payload still being read (time 0: its file's own), for a hub to adopt
+# should this script be killed before it knows the time.
+echo "0 $PPID p=$P a=$A" >"$T.t"
 K=
 [ -r "$H/token" ] && read -r K <"$H/token"
 case $K in *[!0-9A-Za-z_-]*) K= ;; esac

@@ -1,11 +1,14 @@
 """Real headless Codex (`codex exec`) with our hooks and a hub that accepts connections and
 never answers: Codex SIGKILLs the async PostToolUse scripts still waiting on that hub when it
-exits (recorded on 0.171.0: 5 to 8 of 40 in each of 8 runs), so no trap of theirs runs. The
-next hub adopts what they left in the spool: every hook of the turn reaches it, once."""
+exits (recorded on 0.171.0: 5 to 8 of 40 in each of 16 runs), so no trap of theirs runs. The
+next hub adopts what they left in the spool: every hook a script of ours got reaches it,
+once."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pmux_widget import hooks
 from pmux_widget.core.model import State
 from pmux_widget.demo.claude_env import wait_until
 from pmux_widget.demo.codex_env import CodexEnv
@@ -53,6 +57,13 @@ def _scripts_running(hub_place: HubPlace) -> int:
     return count
 
 
+def _whole(payload: bytes) -> bool:
+    try:
+        return isinstance(json.loads(payload), dict)
+    except ValueError:
+        return False
+
+
 def test_hooks_killed_with_codex_exec_reach_the_next_hub(
     codex_cli: Path,
     codex_env: CodexEnv,
@@ -71,9 +82,19 @@ def test_hooks_killed_with_codex_exec_reach_the_next_hub(
     )
     assert proc.returncode == 0 and b"Done. The tool said" in proc.stdout, proc.stderr[-800:]
     wait_until(lambda: _scripts_running(hub_place) == 0, 30, what="the hook scripts to end")
-    left = [n for n in os.listdir(hub_place.home.spool_dir) if n.startswith(".in-")]
-    # the loss this test is about: scripts killed mid-POST (a payload and its envelope each)
-    assert left and len(left) % 2 == 0, sorted(os.listdir(hub_place.home.spool_dir))
+    spool_dir = hub_place.home.spool_dir
+    left = [n for n in os.listdir(spool_dir) if re.fullmatch(r"\.in-\d+", n)]
+    # The loss this test is about: scripts killed mid-POST, each leaving its payload. On a
+    # quiet machine every run leaves some (5 to 8: Codex's calls come faster than 8 scripts
+    # a second, each held 1 s by the hung hub, drain); on a loaded one Codex is slow enough
+    # that none is left (seen in 2 runs of 6 run two at a time): then this run shows only
+    # that nothing is lost or doubled. tests/test_hook_script.py kills one deterministically.
+    # every script that got its payload (spooled, or killed after reading it). Codex runs at
+    # most 8 async hooks at once, and one it had not started when it exited leaves no trace
+    # (seen in 3 runs of 20: 38 or 39 of 40 PostToolUse): no script of ours ever had it
+    received = len(hooks.read_spool(hub_place.home)) + sum(
+        _whole((spool_dir / n).read_bytes()) for n in left
+    )
 
     hung.unlink()
     monkeypatch.setattr(spool, "ORPHAN_AGE_S", 0.0)  # they are seconds old, their scripts gone
@@ -84,7 +105,7 @@ def test_hooks_killed_with_codex_exec_reach_the_next_hub(
         assert dict(arrived) == {
             "SessionStart": 1,
             "UserPromptSubmit": 1,
-            "PostToolUse": TOOLS,
+            "PostToolUse": received - 3,
             "Stop": 1,
         }
         assert os.listdir(hub_place.home.spool_dir) == []
