@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from pmux_widget.core.notify_rules import (
     SAME_TRANSITION_MS,
+    WORDS_POLL_MS,
+    WORDS_WAIT_MS,
     ChannelFilter,
     NotifyEvent,
     NotifySettings,
@@ -95,6 +97,23 @@ def test_check_sends_needs_input_high_and_review_normal() -> None:
     assert run_check(ev(), s, T0).priority == "high"
     d = run_check(ev(state="review"), s, T0)
     assert (d.verdict, d.priority) == ("send", "normal")
+
+
+def test_a_dialog_waits_a_moment_for_what_it_asks() -> None:
+    """Known from the PID file's ``waiting`` before its PermissionRequest says what it asks:
+    looked at again every WORDS_POLL_MS, sent at once when the words come, and with what
+    is known once WORDS_WAIT_MS have passed (a session without hooks never gets them)."""
+    s = NotifySettings(delay_s=0)
+    d = run_check(ev(), s, T0, knows_the_ask=False)
+    assert (d.verdict, d.at) == ("later", T0 + WORDS_POLL_MS)
+    assert d.reason == "what it asks is not known yet"
+    assert run_check(ev(), s, T0 + WORDS_POLL_MS, knows_the_ask=True).verdict == "send"
+    late = run_check(ev(), s, T0 + WORDS_WAIT_MS - 50, knows_the_ask=False)
+    assert (late.verdict, late.at) == ("later", T0 + WORDS_WAIT_MS)  # never past the wait
+    assert run_check(ev(), s, T0 + WORDS_WAIT_MS, knows_the_ask=False).verdict == "send"
+    assert run_check(ev(state="review"), s, T0, knows_the_ask=False).verdict == "send"
+    # an answered dialog still goes unsent, words or none
+    assert run_check(ev(), s, T0, knows_the_ask=False, still_waiting=False).verdict == "drop"
 
 
 def test_check_drops_an_answered_dialog_and_a_sent_transition() -> None:

@@ -21,6 +21,8 @@ __all__ = [
     "ATTENTION",
     "DEFAULTS",
     "SAME_TRANSITION_MS",
+    "WORDS_POLL_MS",
+    "WORDS_WAIT_MS",
     "ChannelFilter",
     "Decision",
     "NotifyEvent",
@@ -352,6 +354,14 @@ def looking_until(
 # ------------------------------------------------------------------------------ the rules
 
 
+#: A dialog can reach a hub (its PID file's ``waiting``) before what it asks (the
+#: PermissionRequest hook: ~0.1 s later, more under load; never, without hooks): a
+#: notification due meanwhile looks again every WORDS_POLL_MS, for at most WORDS_WAIT_MS
+#: after the transition, then goes with what is known.
+WORDS_WAIT_MS = 2000
+WORDS_POLL_MS = 100
+
+
 def plan(event: NotifyEvent, settings: NotifySettings, now: int) -> Decision:
     """At the transition: drop what nobody asked for, else look again after the delay."""
     if event.state not in ATTENTION or event.state not in settings.states:
@@ -373,11 +383,13 @@ def check(
     looking: int,
     sent: Sequence[Sent],
     local_minute: int,
+    knows_the_ask: bool = True,
 ) -> Decision:
     """At the due time: send, look again later, fold into a digest, or drop.
 
     ``still_waiting``: the session is still in the event's state, from the same transition;
-    ``looking``: :func:`looking_until` now; ``sent``: recent notifications (every hub's)."""
+    ``looking``: :func:`looking_until` now; ``sent``: recent notifications (every hub's);
+    ``knows_the_ask``: the session says what its dialog asks (``wording.knows_the_ask``)."""
     if not still_waiting:
         return Decision("drop", reason="answered meanwhile")
     if any(_same_transition(event, s) for s in sent):
@@ -385,6 +397,12 @@ def check(
     muted = _muted(settings, event.project, now)
     if muted:
         return Decision("drop", reason=muted)
+    if event.state == "needs-input" and not knows_the_ask and now - event.at < WORDS_WAIT_MS:
+        return Decision(
+            "later",
+            at=min(event.at + WORDS_WAIT_MS, now + WORDS_POLL_MS),
+            reason="what it asks is not known yet",
+        )
     if looking > now:
         return Decision("later", at=looking, reason="someone is looking")
     quiet = in_quiet_hours(settings, local_minute)

@@ -30,6 +30,7 @@ __all__ = [
     "asks",
     "context_window",
     "error_text",
+    "knows_the_ask",
     "lines",
     "need_you",
     "need_you_sentence",
@@ -110,6 +111,14 @@ _ASKS: Mapping[str, str] = {
     "Grep": "asks to search for {}",
     "Glob": "asks to list {}",
 }
+
+
+def knows_the_ask(session: Session) -> bool:
+    """Whether :func:`asks` can say what the dialog asks: its tool, or its question or plan
+    (not ``waiting_for``: the PID file's is only "permission prompt", "dialog open", ...). A
+    dialog is known from the PID file's ``waiting`` before its PermissionRequest says what."""
+    asked = session.question
+    return bool(session.current_tool or (asked is not None and asked.kind != "permission"))
 
 
 def asks(session: Session) -> str:

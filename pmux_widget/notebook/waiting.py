@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pmux_widget.agents.claude.transcript import last_answer
 from pmux_widget.core.model import Change, Session, State
-from pmux_widget.core.wording import asks
+from pmux_widget.core.wording import asks, knows_the_ask
 from pmux_widget.runtime.actions import ActionError, act
 from pmux_widget.runtime.hub import Hub
 from pmux_widget.system.clock import now_ms
@@ -257,7 +257,7 @@ class Ask(_Pending[Answer]):
         """A dialog can be known (the PID file's ``waiting``) before what it asks (the
         PermissionRequest hook, the transcript): look this long for its words."""
         deadline = time.monotonic() + _ANSWER_SETTLE_S
-        while not _knows_the_ask(session) and time.monotonic() < deadline:
+        while not knows_the_ask(session) and time.monotonic() < deadline:
             time.sleep(0.05)
             newer = self._hub.fleet.get(self.session_id)
             if newer is None or newer.state is not State.NEEDS_INPUT:
@@ -267,9 +267,3 @@ class Ask(_Pending[Answer]):
 
     def __repr__(self) -> str:
         return f"<Ask {self.session_id}: {self._wait!r}>"
-
-
-def _knows_the_ask(session: Session) -> bool:
-    # (not ``waiting_for``: the PID file's is only "permission prompt", "dialog open", ...)
-    asked = session.question
-    return bool(session.current_tool or (asked is not None and asked.kind != "permission"))

@@ -41,6 +41,7 @@ from pmux_widget.core.notify_rules import (
     ttl_seconds,
 )
 from pmux_widget.core.remote_answer import push_buttons
+from pmux_widget.core.wording import knows_the_ask
 from pmux_widget.system.clock import now_ms
 from pmux_widget.system.home import PmuxHome
 
@@ -331,6 +332,7 @@ class Notifier:
                 looking=looking_until(event.session_id, presences, settings, now),
                 sent=sent,
                 local_minute=local_minute(now),
+                knows_the_ask=session is None or knows_the_ask(session),
             )
 
         claim = self.store.decide(event, dests, rules, now)
