@@ -355,9 +355,10 @@ def looking_until(
 
 
 #: A dialog can reach a hub (its PID file's ``waiting``) before what it asks (the
-#: PermissionRequest hook: ~0.1 s later, more under load; never, without hooks): a
-#: notification due meanwhile looks again every WORDS_POLL_MS, for at most WORDS_WAIT_MS
-#: after the transition, then goes with what is known.
+#: PermissionRequest hook: ~0.1 s later, more under load): a notification due meanwhile
+#: looks again every WORDS_POLL_MS, for at most WORDS_WAIT_MS after the transition, then
+#: goes with what is known. (The notifier says the words are known for a session without
+#: hooks: none are coming.)
 WORDS_WAIT_MS = 2000
 WORDS_POLL_MS = 100
 

@@ -332,7 +332,8 @@ class Notifier:
                 looking=looking_until(event.session_id, presences, settings, now),
                 sent=sent,
                 local_minute=local_minute(now),
-                knows_the_ask=session is None or knows_the_ask(session),
+                # only a hooked session's words are on their way (its PermissionRequest)
+                knows_the_ask=session is None or not session.hooked or knows_the_ask(session),
             )
 
         claim = self.store.decide(event, dests, rules, now)
