@@ -553,11 +553,23 @@ def test_the_sdk_notebook_runs_in_the_demos_homes_approved_from_another_hub(
     failed: list[BaseException] = []
     done = threading.Event()
 
+    told = next(c for c in code if c.id == "sdk-05")  # "…: click Approve on its row"
+
+    def told_to_click() -> bool:
+        # nbclient fills the cell's outputs as the kernel sends them
+        return any("click Approve on its row" in o.get("text", "") for o in list(told.outputs))
+
     def approve_from_the_panel() -> None:
         """What a click on the row's Approve in the side panel does, in another hub, once
-        the row asks and its call waits (published: a click a moment earlier finds none)."""
+        the row asks and its call waits (published: a click a moment earlier finds none),
+        and once the notebook said to click: as a user reads it. (ci15: a click the moment
+        the row asked ended the wait before the kernel's 0.2 s poll saw it, and the notebook's
+        `asking()` waited for a dialog already answered.)"""
         try:
             while not done.is_set():
+                if not told_to_click():
+                    done.wait(0.1)
+                    continue
                 asking = [
                     s
                     for s in panel.sessions()
