@@ -553,7 +553,7 @@ def test_a_script_killed_while_posting_leaves_what_a_hub_adopts(
 
     def posting() -> bool:  # one hub: curl gets its options once the time is in the envelope
         with contextlib.suppress(OSError):
-            return _curl_of(proc.pid) and envelope.read_text()[:2] not in ("", "0 ")
+            return _curl_of(proc.pid) and len(envelope.read_text().splitlines()) == 2
         return False
 
     wait_until(posting)
@@ -596,15 +596,17 @@ def test_orphans_adopted_once_and_only_whole(tmp_path: Path) -> None:
     _orphan(home, 18, "garbage p=%3", stop, age=60)  # not an envelope: dropped
     _orphan(home, 19, "0 42 p= a=codex", stop, age=60)  # killed before it read the clock
     _orphan(home, 20, "1700000000020 42 p= a=", b'{"session_id":"s","hook_ev', age=60)  # cut
+    _orphan(home, 21, "0 42 p=%4 a=codex\n1700000000021", stop, age=60)  # time appended
     read_clock_at = int((home.spool_dir / ".in-19").stat().st_mtime * 1000)
     got = hooks.adopt_orphans(home, delivered=lambda hook_id: hook_id == (16, 1700000000016))
-    assert got == 4
+    assert got == 5
     entries = hooks.read_spool(home)
     assert [(e.hook_pid, e.sent, e.pane, e.ppid, e.agent) for e in entries] == [
         (11, 1700000000011, "%3", 42, "codex"),
         (12, 1700000000012, "", 42, ""),
         (13, 1700000000013, "", 0, ""),
         (17, 1700000000017, "%3", 42, ""),
+        (21, 1700000000021, "%4", 42, "codex"),
         (19, read_clock_at, "", 42, "codex"),  # its payload file's time
     ]
     assert {e.payload_bytes for e in entries} == {stop[:-1]}

@@ -41,8 +41,10 @@ ORPHAN_AGE_S = 10.0
 
 _ENTRY_NAME = re.compile(r"(\d+)-(\d+)(?:\.\d+)?" + re.escape(SPOOL_SUFFIX))
 _ORPHAN_NAME = re.compile(r"\.in-(\d+)")
-#: ``<sent> <ppid> p=<pane> a=<agent>``; older scripts wrote ``<sent>`` alone (one hub only)
-_ORPHAN_ENVELOPE = re.compile(r"(\d+)(?: (\d+) p=([%0-9A-Za-z_.:@+\-]*) a=([a-z]*))?")
+#: ``<sent> <ppid> p=<pane> a=<agent>``, then the time on a line of its own once the script
+#: knows it (its first line says 0); older scripts wrote ``<sent>`` alone (one hub only), or
+#: rewrote the first line with the time
+_ORPHAN_ENVELOPE = re.compile(r"(\d+)(?: (\d+) p=([%0-9A-Za-z_.:@+\-]*) a=([a-z]*))?(?:\n(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,7 @@ def adopt_orphans(
         hook_pid = int(orphan[1])
         if envelope is not None and _whole(payload):
             # time 0: killed before it read the clock (so before any POST): its file's time
-            sent = int(envelope[1]) or int(payload_path.stat().st_mtime * 1000)
+            sent = int(envelope[5] or envelope[1]) or int(payload_path.stat().st_mtime * 1000)
             entry_path = home.spool_dir / f"{sent:015d}-{hook_pid}{SPOOL_SUFFIX}"
             if not entry_path.exists() and not delivered((hook_pid, sent)):
                 write_spool_entry(

@@ -41,7 +41,9 @@ A=${1-}
 case $A in *[!a-z]*) A= ;; esac
 if [ -n "$A" ]; then AH="X-Pmux-Agent: $A"; else AH='X-Pmux-Agent;'; fi
 # The envelope of a payload still being read (time 0: its file's own), for a hub to adopt
-# should this script be killed before it knows the time.
+# should this script be killed before it knows the time; the time is appended as a second
+# line (never rewritten: a kill between a rewrite's truncation and its write would leave a
+# whole payload with no envelope, lost).
 echo "0 $PPID p=$P a=$A" >"$T.t"
 K=
 [ -r "$H/token" ] && read -r K <"$H/token"
@@ -85,21 +87,21 @@ if [ "$#" -eq 1 ]; then
   {
     cat <&3 >"$T" && [ -s "$T" ] || exit 0
     stamp
-    echo "$now $PPID p=$P a=$A" >"$T.t"
+    echo "$now" >>"$T.t"
     printf '%s\n' "url = \"http://127.0.0.1:$1/api/hook\"" "header = \"X-Pmux-Token: $K\"" \
       "header = \"$PH\"" "header = \"$AH\"" "header = \"X-Pmux-Ppid: $PPID\"" \
       "header = \"X-Pmux-Sent: $now\"" "header = \"X-Pmux-Hook: $$\"" \
       "data-binary = \"@$HC/spool/.in-$$\""
   } | curl -q -s -f -o /dev/null --noproxy '*' --connect-timeout 0.5 --max-time 1 \
     -H 'Expect:' -H 'Content-Type: application/json' -K - 3<&- && exit 0
-  read -r now _ <"$T.t"
+  { read -r now; read -r now; } <"$T.t"
 else
   # Several hubs (or none): payload and time first, then one background curl per hub.
   cat <&3 >"$T" &
   stamp
   wait "$!" || exit 0
   [ -s "$T" ] || exit 0
-  echo "$now $PPID p=$P a=$A" >"$T.t"
+  echo "$now" >>"$T.t"
   pids=
   for port in $ports; do
     curl -q -s -f -o /dev/null --noproxy '*' --connect-timeout 0.5 --max-time 1 \
