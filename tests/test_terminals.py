@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -480,3 +481,56 @@ def test_the_sdk_agents_notebook_is_valid_and_uses_the_handler() -> None:
     assert "pmux_widget.agent_options(" in code and "offline_sdk()" in code
     assert '.answer("Amber")' in code
     # run for real, approved from another hub as the panel does: tests/test_demo.py
+
+
+#: A program that repaints its whole screen on a resize to a width it has not drawn (as the
+#: CLIs do), deaf to its first ``missed`` SIGWINCHs (Claude Code 2.1.197 handled none it got
+#: while stopped, once in about ten runs, and in a CI run).
+_REPAINTER = """
+import os, signal, sys, time
+missed, label = int(sys.argv[1]), sys.argv[2]
+drawn, got = os.get_terminal_size().columns, 0
+def draw(cols):
+    sys.stdout.write(f"\\x1b[H\\x1b[2J{label} at {cols}\\r\\n")
+    sys.stdout.flush()
+    with open(label + ".log", "a") as log:
+        log.write(f"{cols}\\n")
+def on_winch(*_):
+    global drawn, got
+    got += 1
+    cols = os.get_terminal_size().columns
+    if got > missed and cols != drawn:
+        drawn = cols
+        draw(cols)
+signal.signal(signal.SIGWINCH, on_winch)
+draw(drawn)
+while True:
+    time.sleep(1)
+"""
+
+
+@pytest.mark.parametrize("missed", [0, 1, 2])
+def test_a_screen_not_known_is_repainted_by_widths_the_program_never_drew(
+    server: LabServer, tmp_path: Path, missed: int
+) -> None:
+    """The repaint asks for one column narrower, then narrower still while nothing is
+    redrawn, and the width back once it is: a program that missed a resize (or reads it late)
+    still repaints, and no key is typed."""
+    program = tmp_path / "repainter.py"
+    program.write_text(_REPAINTER)
+    term = LabTerminal(server, cwd=tmp_path)
+    try:
+        term.type(f"exec {sys.executable} {program} {missed} painted-{missed}\r")
+        term.wait_for(f"painted-{missed} at 160", 30)
+        route = f"pmux/api/test/screen?terminal={term.name}"
+        assert server.post(f"pmux/api/test/forget-screen?terminal={term.name}", {}).ok
+        answer = server.get(route)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["text"].startswith(f"painted-{missed} at ")
+        term.wait_for(f"painted-{missed} at 160", 10)  # its width came back
+        drawn = tmp_path / f"painted-{missed}.log"
+        # its widths: the first it did not miss, then its own again
+        assert drawn.read_text().split() == ["160", str(160 - 1 - missed), "160"]
+        assert server.get(route).json()["text"].startswith(f"painted-{missed} at 160")
+    finally:
+        term.close()

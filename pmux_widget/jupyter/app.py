@@ -86,7 +86,12 @@ class PmuxWidget(ExtensionApp):
         from . import push
         from .attach_terminal import AttachHandler
         from .handlers import TEST_ROUTES, routes
-        from .new_session import ForgetScreenHandler, NewSessionHandler, TerminalsHandler
+        from .new_session import (
+            ForgetScreenHandler,
+            NewSessionHandler,
+            ScreenHandler,
+            TerminalsHandler,
+        )
 
         self.handlers.extend(routes() + push.routes())
         self.handlers.append((r"pmux/api/sessions/new", NewSessionHandler))
@@ -94,6 +99,7 @@ class PmuxWidget(ExtensionApp):
         self.handlers.append((r"pmux/api/terminals", TerminalsHandler))
         if os.environ.get(TEST_ROUTES) == "1":
             self.handlers.append((r"pmux/api/test/forget-screen", ForgetScreenHandler))
+            self.handlers.append((r"pmux/api/test/screen", ScreenHandler))
 
     async def stop_extension(self) -> None:
         notebooks = getattr(self, "kernel_notebooks", None)

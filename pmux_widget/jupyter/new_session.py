@@ -30,7 +30,7 @@ from pmux_widget.system.launch import (
 from .handlers import AUTH_RESOURCE, _Base
 from .terminals import TERMINALS_KEY, Terminals, TerminalsUnavailable
 
-__all__ = ["ForgetScreenHandler", "NewSessionHandler", "TerminalsHandler"]
+__all__ = ["ForgetScreenHandler", "NewSessionHandler", "ScreenHandler", "TerminalsHandler"]
 
 
 class NewSessionHandler(_Base):
@@ -116,3 +116,23 @@ class ForgetScreenHandler(_Base):
         found = await self.service.run(lambda: terminals.forget_screen(name))
         self.set_status(202 if found else 404)
         self.finish("{}")
+
+
+class ScreenHandler(_Base):
+    """Tests only (``PMUX_WIDGET_TEST_ROUTES=1``): ``?terminal=N`` reads that terminal's
+    screen as an action would (asking for a repaint when it is not known): ``{"text"}``, or
+    409 with the reason it cannot be read."""
+
+    @web.authenticated
+    @authorized("execute")  # type: ignore[untyped-decorator]
+    async def get(self) -> None:
+        terminals: Terminals = self.settings[TERMINALS_KEY]
+        name = self.get_query_argument("terminal", "")
+        try:
+            text = await self.service.run(lambda: terminals.read_screen(name))
+        except OSError as exc:
+            self.set_status(409)
+            self.finish(json.dumps({"error": str(exc)}))
+            return
+        self.set_status(404 if text is None else 200)
+        self.finish(json.dumps({} if text is None else {"text": text}))

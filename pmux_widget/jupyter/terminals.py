@@ -23,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,10 +50,11 @@ WRITE_TIMEOUT_S = 5.0
 
 
 #: How long an action waits for a terminal to repaint its screen after the resizes that ask
-#: it to (a rare path: the screen was not followed from its start): half at the narrower
-#: width, half after it came back. 2 s in all was too short for Claude Code 2.1.197 at load
-#: ~13 (a CI run refused an approve: "did not repaint it").
+#: it to (a rare path: the screen was not followed from its start). 2 s in all was too short
+#: for Claude Code 2.1.197 at load ~13 (a CI run refused an approve: "did not repaint it").
 REPAINT_WAIT_S = 8.0
+#: How long each narrower width is given before the next, one column narrower still.
+REPAINT_STEP_S = 2.0
 
 
 class TerminalsUnavailable(Exception):
@@ -269,36 +272,40 @@ class Terminals:
 
     def redraw(self, terminal: Terminal) -> None:
         """Make the program in the terminal repaint without typing (an action's thread): one
-        column narrower until its screen is erased and drawn again, then back (each a
-        SIGWINCH; the CLIs repaint on a resize). The width comes back only after the
-        repaint: a loaded CLI that handles both signals late reads its old width twice and
-        repaints nothing (ci: 2.1.332, when the width came back after a fixed 0.15 s)."""
+        column narrower, then (no repaint within :data:`REPAINT_STEP_S`) narrower still,
+        until its screen is erased and drawn again; then its width back (each a SIGWINCH:
+        the CLIs repaint on a resize). Every width asked is new to the program: one that
+        handles signals late reads a width it never drew, and one that missed a signal
+        (Claude Code 2.1.197 handled no SIGWINCH received while it was stopped, in one run of
+        about ten here and in a CI run) gets the next. The width comes back only after the
+        repaint, or at the end (a CLI that reads the old width twice repaints nothing: ci,
+        2.1.332, when the width came back after a fixed 0.15 s)."""
         ptyproc = terminal.term.ptyproc
-
-        def shrink() -> tuple[int, int]:
-            rows, cols = ptyproc.getwinsize()
-            ptyproc.setwinsize(rows, max(cols - 1, 2))
-            return rows, cols
-
         self.log.info(
             "pmux-widget | terminal %s: asked for a repaint (%s)",
             terminal.name,
             terminal.screen.why,
         )
+        deadline = time.monotonic() + REPAINT_WAIT_S
+        size: tuple[int, int] | None = None
         try:
-            rows, cols = self._on_loop(shrink)
+            rows, cols = size = self._on_loop(ptyproc.getwinsize)
+            for width in range(cols - 1, 1, -1):
+                self._on_loop(functools.partial(ptyproc.setwinsize, rows, width))
+                left = deadline - time.monotonic()
+                if terminal.screen.wait_trusted(min(REPAINT_STEP_S, max(left, 0.0))):
+                    break
+                if left <= REPAINT_STEP_S:
+                    break
         except (OSError, concurrent.futures.TimeoutError) as exc:
             self.log.info("pmux-widget | no redraw of terminal %s: %s", terminal.name, exc)
-            return
-        try:
-            drawn = terminal.screen.wait_trusted(REPAINT_WAIT_S / 2)
         finally:
-            with contextlib.suppress(OSError, concurrent.futures.TimeoutError):
-                self._on_loop(lambda: ptyproc.setwinsize(rows, cols))
-        if not drawn:
-            # (once in a CI run, 2.1.197 stopped and continued drew nothing we could see at
-            # the narrower width: the width coming back is a resize too)
-            terminal.screen.wait_trusted(REPAINT_WAIT_S / 2)
+            if size is not None:
+                with contextlib.suppress(OSError, concurrent.futures.TimeoutError):
+                    self._on_loop(lambda: ptyproc.setwinsize(*size))
+        if size is not None and not terminal.screen.trusted:
+            # the width coming back is a resize too
+            terminal.screen.wait_trusted(REPAINT_STEP_S)
 
     def forget_screen(self, name: str) -> bool:
         """Tests only: as if the terminal's output had been cut (the screen is not trusted
@@ -308,6 +315,12 @@ class Terminals:
             return False
         terminal.screen.trusted, terminal.screen.why = False, "a test cut its output"
         return True
+
+    def read_screen(self, name: str) -> str | None:
+        """Tests only: the terminal's screen as an action reads it (a repaint asked first
+        when it is not known); None when no such terminal, OSError when it cannot be read."""
+        terminal = self._attached.get(name)
+        return None if terminal is None else terminal.screen_text()
 
     def create(self, cwd: str, command: str | None = None) -> str:
         """A new terminal in ``cwd`` (as ``POST /api/terminals`` makes one), ``command``
