@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pmux_widget.core.model import State
 from pmux_widget.notify import webpush
 from pmux_widget.notify.claims import NotifyStore
 from pmux_widget.notify.config import Channel, edit_config
@@ -82,6 +83,18 @@ def settle(hubs: list[Hub]) -> None:
         assert notifier(hub).wait_idle(15), "a notifier did not settle"
 
 
+def applied(hubs: list[Hub], sid: str, state: State) -> None:
+    """Until every hub applied the hook (each hub's thread does, after its 204): a notifier
+    that has not had the transition yet reads idle."""
+
+    def seen() -> list[str]:
+        return [
+            next((s.state.value for s in h.sessions() if s.session_id == sid), "") for h in hubs
+        ]
+
+    wait_until(lambda: seen() == [state.value] * len(hubs), what=lambda: f"{sid}: {seen()}")
+
+
 def ask(installed: Installed, sid: str = "s-1", command: str = "make deploy") -> None:
     body = payload("PermissionRequest", session_id=sid, tool_name="Bash")
     body["tool_input"] = {"command": command}
@@ -96,6 +109,7 @@ def test_one_delivery_per_transition_and_destination_whatever_the_hubs(
         start_hub(hubs)
     ask(setup)
     wait_until(lambda: http.count() >= 1 and len(push.delivered) >= 1, what="the deliveries")
+    applied(hubs, "s-1", State.NEEDS_INPUT)
     settle(hubs)
     assert http.count() == 1 and len(push.delivered) == 1, (http.requests, push.delivered)
     assert not push.errors
@@ -108,6 +122,7 @@ def test_one_delivery_per_transition_and_destination_whatever_the_hubs(
     # a second transition (a review) is one more each, still once
     setup.fire(payload("Stop", session_id="s-1"))
     wait_until(lambda: http.count() >= 2, what="the review")
+    applied(hubs, "s-1", State.REVIEW)
     settle(hubs)
     assert http.count() == 2
     assert http.requests[1].json()["title"] == "Done · acme-api"

@@ -523,7 +523,9 @@ def test_a_screen_not_known_is_repainted_by_widths_the_program_never_drew(
         term.type(f"exec {sys.executable} {program} {missed} painted-{missed}\r")
         term.wait_for(f"painted-{missed} at 160", 30)
         route = f"pmux/api/test/screen?terminal={term.name}"
-        assert server.post(f"pmux/api/test/forget-screen?terminal={term.name}", {}).ok
+        forget = f"pmux/api/test/forget-screen?terminal={term.name}"
+        # (the extension finds a new terminal by a 0.5 s poll: 404 until then; ci18)
+        wait_until(lambda: server.post(forget, {}).status_code == 202, 20, what="the terminal")
         answer = server.get(route)
         assert answer.status_code == 200, answer.text
         assert answer.json()["text"].startswith(f"painted-{missed} at ")
