@@ -517,7 +517,15 @@ def test_permission_approve_then_deny(tracked_claude: Tracked, timings: Timings)
 
     # 2. Deny ("No"): no hook fires; the PID file goes waiting → idle, the transcript gets the
     # tool-use interrupt marker: the session must end idle, never stay needs-input.
+    asked_before = tr.env.hook_events().count("PermissionRequest")
     dialog_flow(tr, timings, sid, "deny")
+    # the recorder's copy of the dialog's PermissionRequest may land after the hub's (its
+    # script is slower on a loaded machine: ci19 counted it as the "No"'s)
+    wait_until(
+        lambda: tr.env.hook_events().count("PermissionRequest") > asked_before,
+        15,
+        what=lambda: f"the recorded PermissionRequest: {tr.env.hook_events()}",
+    )
     hooks_before = len(tr.env.hook_events())
     t_no, s = interrupt(tr, timings, sid, option_key(tc, "No"), "deny: 'No'")
     tool_cleared(tr, timings, sid, t_no, "deny")
